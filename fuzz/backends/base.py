@@ -1,0 +1,103 @@
+"""The one interface every implementation under test shares: oracle, WGSL kernel, each ORT EP."""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fuzz.case import Case
+
+
+class Outcome(enum.Enum):
+    """What happened when a backend ran a case."""
+
+    OK = "ok"
+    """Returned ``(output, present_state)``."""
+    REJECTED = "rejected"
+    """Refused the case as invalid input, with the implementation's own message."""
+    UNSUPPORTED = "unsupported"
+    """Cannot run this valid case on this machine (a dtype, ``W > 0``, a feature it lacks)."""
+    CRASHED = "crashed"
+    """The process running it died (signal or abnormal exit)."""
+    TIMEOUT = "timeout"
+    """It did not finish in the allotted time."""
+
+
+class BackendError(Exception):
+    """A typed non-result of a run; ``outcome`` says which kind, ``message`` is the implementation's own."""
+
+    outcome: Outcome = Outcome.REJECTED
+
+    def __init__(self, backend: str, message: str) -> None:
+        super().__init__(f"{backend}: {message}")
+        self.backend = backend
+        self.message = message
+
+
+class Rejected(BackendError):
+    """The implementation refused the input (what a validation error looks like from outside)."""
+
+    outcome = Outcome.REJECTED
+
+
+class Unsupported(BackendError):
+    """The implementation cannot run this valid case here; not a finding by itself."""
+
+    outcome = Outcome.UNSUPPORTED
+
+
+class Crashed(BackendError):
+    """The worker process running the case died; ``message`` says how (signal, exit code)."""
+
+    outcome = Outcome.CRASHED
+
+
+class TimedOut(BackendError):
+    """The worker process running the case hung past its deadline."""
+
+    outcome = Outcome.TIMEOUT
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do on this machine, as probed when it was created."""
+
+    dtypes: tuple[str, ...]
+    """``"float32"``/``"float16"`` as supported here."""
+    window: str
+    """How ``W > 0`` is served: ``"native"``, ``"prefix"`` (through ``W = 0`` prefix runs) or ``"none"``."""
+    aliasing: bool
+    """Whether an aliased state binding really binds one buffer (otherwise the flag is ignored)."""
+    device: str
+    """The adapter or device it runs on, in words."""
+    versions: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    """Anything else worth knowing, e.g. the rejection message of the ``W > 0`` probe."""
+
+
+class Backend(ABC):
+    """An implementation of LinearAttention under test.
+
+    ``run`` returns ``(output, present_state)`` as NumPy arrays (in the case's dtype, or float64
+    for the oracle), or raises a ``BackendError`` subclass. It must never return values for an
+    input it considers invalid.
+    """
+
+    name: str
+
+    @abstractmethod
+    def capabilities(self) -> Capabilities:
+        """What this backend can do here."""
+
+    @abstractmethod
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        """Run one case."""
+
+    def close(self) -> None:
+        """Release devices, sessions and caches."""
+
+    def __repr__(self) -> str:
+        return f"<backend {self.name}>"

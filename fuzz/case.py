@@ -1,0 +1,170 @@
+"""The case model: one LinearAttention call, everything needed to run it on any backend and replay it.
+
+A case holds the arrays actually passed (past slots already poisoned, if poisoned), the attributes
+exactly as set (a key absent from ``attrs`` is an attribute absent from the node), and how the
+recurrent state is bound. It serialises losslessly to JSON metadata plus a NumPy archive.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from oracles.validation import INPUT_NAMES, Dims, validate
+
+ATTRIBUTE_DEFAULTS = {"update_rule": "gated_delta", "scale": 0.0, "state_window": 0}
+"""Schema defaults of the optional attributes (``q_num_heads``/``kv_num_heads`` are required)."""
+
+POISON_KINDS = ("nan", "inf", "huge", "bits")
+"""How earlier past slots can be poisoned: NaN, +-Inf, the largest finite values, random bit patterns."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One operator call: inputs, attributes, state binding and provenance notes."""
+
+    inputs: dict[str, np.ndarray]
+    """The inputs present, by ONNX name; an optional input absent from the dict is omitted."""
+    attrs: dict[str, Any]
+    """The node attributes exactly as set (absent = schema default)."""
+    aliased: bool = False
+    """Bind ``past_state`` and ``present_state`` to one read-write buffer."""
+    poison: str | None = None
+    """Which poison (one of ``POISON_KINDS``) fills past slots ``0..W-2``; None if clean."""
+    notes: dict[str, Any] = field(default_factory=dict)
+    """Free-form labels (e.g. the numeric regime drawn), kept in the summary and serialisation."""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.inputs) - set(INPUT_NAMES)
+        if unknown:
+            raise ValueError(f"Case: unknown input name(s) {sorted(unknown)}; expected among {INPUT_NAMES}")
+        for name in ("query", "key", "value"):
+            if name not in self.inputs:
+                raise ValueError(f"Case: required input {name!r} is missing")
+        if self.poison is not None and self.poison not in POISON_KINDS:
+            raise ValueError(f"Case: poison must be one of {POISON_KINDS} or None, got {self.poison!r}")
+
+    # ---- derived views ----------------------------------------------------------------------
+    def attr(self, name: str) -> Any:
+        """An attribute's effective value (its schema default when absent)."""
+        return self.attrs.get(name, ATTRIBUTE_DEFAULTS.get(name))
+
+    @property
+    def state_window(self) -> int:
+        return int(self.attr("state_window"))
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.inputs["query"].dtype
+
+    @property
+    def seq_len(self) -> int:
+        return int(self.inputs["query"].shape[1])
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for an implementation with the oracle's signature."""
+        return {**self.inputs, **self.attrs}
+
+    def dims(self) -> Dims:
+        """Validated sizes; raises ``ValidationError`` for an invalid case."""
+        return validate(**self.kwargs())
+
+    def with_(self, **changes: Any) -> Case:
+        """A copy with some fields replaced (``inputs``/``attrs`` replace whole dicts)."""
+        return replace(self, **changes)
+
+    def with_inputs(self, **arrays: np.ndarray | None) -> Case:
+        """A copy with some inputs replaced; ``None`` removes an input."""
+        inputs = {**self.inputs, **arrays}
+        return replace(self, inputs={k: v for k, v in inputs.items() if v is not None})
+
+    def with_attrs(self, **attrs: Any) -> Case:
+        """A copy with some attributes set; ``None`` removes an attribute."""
+        merged = {**self.attrs, **attrs}
+        return replace(self, attrs={k: v for k, v in merged.items() if v is not None})
+
+    # ---- human summary ----------------------------------------------------------------------
+    def summary(self) -> str:
+        """One line a person can read: sizes, rule, window, layouts, dtype, binding, poison."""
+        q = self.inputs["query"]
+        parts = [
+            f"rule={self.attr('update_rule')}",
+            f"W={self.state_window}",
+            f"B={q.shape[0]} T={q.shape[1]}",
+            f"Hq={self.attrs.get('q_num_heads')} Hkv={self.attrs.get('kv_num_heads')}",
+        ]
+        try:
+            d = self.dims()
+            parts.append(f"nk={d.key_heads} dk={d.d_k} dv={d.d_v}")
+            if d.decay_per_row is not None:
+                parts.append("decay=per-row" if d.decay_per_row else "decay=per-head")
+            if d.beta_shared is not None:
+                parts.append("beta=shared" if d.beta_shared else "beta=per-head")
+        except ValueError as err:
+            parts.append(f"INVALID({err})")
+        parts.append(str(self.dtype))
+        if "scale" in self.attrs:
+            parts.append(f"scale={self.attrs['scale']:.6g}")
+        parts.append("past" if "past_state" in self.inputs else "no-past")
+        if self.aliased:
+            parts.append("aliased")
+        if self.poison:
+            parts.append(f"poison={self.poison}")
+        return " ".join(parts)
+
+    # ---- lossless serialisation -------------------------------------------------------------
+    def metadata(self) -> dict[str, Any]:
+        """JSON-ready description of everything but the array values."""
+        return {
+            "attrs": {k: _plain(v) for k, v in self.attrs.items()},
+            "aliased": self.aliased,
+            "poison": self.poison,
+            "notes": {k: _plain(v) for k, v in self.notes.items()},
+            "inputs": {n: {"shape": list(a.shape), "dtype": str(a.dtype)} for n, a in self.inputs.items()},
+            "summary": self.summary(),
+        }
+
+    def to_bytes(self) -> tuple[str, bytes]:
+        """``(metadata JSON, npz bytes)``: the two halves of a stored case."""
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **self.inputs)
+        return json.dumps(self.metadata(), indent=2, sort_keys=True), buf.getvalue()
+
+    @classmethod
+    def from_parts(cls, metadata: dict[str, Any], arrays: dict[str, np.ndarray]) -> Case:
+        """Rebuild a case from its metadata and arrays (the inverse of ``to_bytes``)."""
+        expected = set(metadata["inputs"])
+        if set(arrays) != expected:
+            raise ValueError(f"Case.from_parts: arrays {sorted(arrays)} do not match metadata {sorted(expected)}")
+        return cls(
+            inputs={name: np.asarray(arrays[name]) for name in metadata["inputs"]},
+            attrs=dict(metadata["attrs"]),
+            aliased=bool(metadata.get("aliased", False)),
+            poison=metadata.get("poison"),
+            notes=dict(metadata.get("notes", {})),
+        )
+
+    @classmethod
+    def from_bytes(cls, metadata_json: str, npz: bytes) -> Case:
+        with np.load(io.BytesIO(npz), allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        return cls.from_parts(json.loads(metadata_json), arrays)
+
+    def identical(self, other: Case) -> bool:
+        """Bitwise equality of arrays and equality of everything else."""
+        if self.metadata() != other.metadata():
+            return False
+        return all(
+            self.inputs[n].tobytes() == other.inputs[n].tobytes() for n in self.inputs
+        )
+
+
+def _plain(value: Any) -> Any:
+    """Turn NumPy scalars into JSON-native values, keeping floats exact (repr round-trips)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

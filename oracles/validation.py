@@ -1,0 +1,199 @@
+"""Input validation for LinearAttention: every shape and attribute rule of the contract.
+
+One module, one exception type, one set of messages, shared by the oracle, the WGSL kernel's
+Python front end and the fuzzing engine. Every message names the input (or attribute), what was
+expected and what was received, so a rejected case explains itself without a debugger.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+UPDATE_RULES = ("linear", "gated", "delta", "gated_delta")
+"""The four recurrences of the operator, in the order of the schema."""
+
+GATED_RULES = frozenset({"gated", "gated_delta"})
+"""Rules that decay the state each token, and so require ``decay``."""
+
+DELTA_RULES = frozenset({"delta", "gated_delta"})
+"""Rules that retrieve before updating (delta rule), and so require ``beta``."""
+
+MAX_STATE_WINDOW = 8
+"""Largest ``state_window`` the schema allows."""
+
+SUPPORTED_DTYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.float64))
+"""float32 and float16 are the operator's types; float64 is accepted so the oracle can be fed exact data."""
+
+INPUT_NAMES = ("query", "key", "value", "past_state", "decay", "beta")
+"""The operator's inputs, in the order of the ONNX schema."""
+
+
+class ValidationError(ValueError):
+    """An input or attribute breaks a rule of the LinearAttention contract."""
+
+
+@dataclass(frozen=True)
+class Dims:
+    """The sizes and layouts of one valid LinearAttention call, derived from its inputs."""
+
+    batch: int
+    seq_len: int
+    q_heads: int
+    kv_heads: int
+    key_heads: int
+    d_k: int
+    d_v: int
+    state_window: int
+    update_rule: str
+    scale: float
+    dtype: np.dtype
+    has_past: bool
+    decay_per_row: bool | None
+    """True for a ``(B, T, H_kv*d_k)`` decay, False for ``(B, T, H_kv)``, None when absent."""
+    beta_shared: bool | None
+    """True for a ``(B, T, 1)`` beta, False for ``(B, T, H_kv)``, None when absent."""
+
+    @property
+    def out_heads(self) -> int:
+        return max(self.q_heads, self.kv_heads)
+
+    @property
+    def state_shape(self) -> tuple[int, ...]:
+        """Shape of ``past_state`` and ``present_state``."""
+        slot = (self.batch, self.kv_heads, self.d_k, self.d_v)
+        return (self.state_window, *slot) if self.state_window else slot
+
+    @property
+    def output_shape(self) -> tuple[int, int, int]:
+        return (self.batch, self.seq_len, self.out_heads * self.d_v)
+
+
+def _fail(name: str, expected: str, received: Any) -> ValidationError:
+    return ValidationError(f"{name}: expected {expected}, received {received}")
+
+
+def _check_array(name: str, x: Any, rank: int | None) -> np.ndarray:
+    if not isinstance(x, np.ndarray):
+        raise _fail(name, "a numpy.ndarray", type(x).__name__)
+    if x.dtype not in SUPPORTED_DTYPES:
+        raise _fail(name, "dtype float32 or float16", f"dtype {x.dtype}")
+    if rank is not None and x.ndim != rank:
+        raise _fail(name, f"rank {rank}", f"rank {x.ndim} with shape {x.shape}")
+    return x
+
+
+def _check_int_attr(name: str, value: Any, low: int, high: int | None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise _fail(name, "an integer", repr(value))
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
+        raise _fail(name, bound, value)
+    return value
+
+
+def _check_divides(name: str, total: int, divisor: int, what: str) -> int:
+    if divisor <= 0 or total % divisor:
+        raise _fail(name, f"a multiple of {what} = {divisor}", total)
+    return total // divisor
+
+
+def validate(
+    query: Any,
+    key: Any,
+    value: Any,
+    past_state: Any = None,
+    decay: Any = None,
+    beta: Any = None,
+    *,
+    q_num_heads: Any,
+    kv_num_heads: Any,
+    update_rule: Any = "gated_delta",
+    scale: Any = 0.0,
+    state_window: Any = 0,
+    allow_empty_sequence: bool = False,
+) -> Dims:
+    """Check one LinearAttention call against the contract and return its sizes.
+
+    Raises ``ValidationError`` on the first broken rule. ``T = 0`` is outside the contract and is
+    rejected unless ``allow_empty_sequence`` (a backend that passes the state through may use it).
+    """
+    if update_rule not in UPDATE_RULES:
+        raise _fail("update_rule", f"one of {', '.join(UPDATE_RULES)}", repr(update_rule))
+    window = _check_int_attr("state_window", state_window, 0, MAX_STATE_WINDOW)
+    h_q = _check_int_attr("q_num_heads", q_num_heads, 1, None)
+    h_kv = _check_int_attr("kv_num_heads", kv_num_heads, 1, None)
+    if isinstance(scale, bool) or not isinstance(scale, int | float | np.floating | np.integer):
+        raise _fail("scale", "a float", repr(scale))
+    if not np.isfinite(scale):
+        raise _fail("scale", "a finite float", scale)
+
+    query = _check_array("query", query, 3)
+    key = _check_array("key", key, 3)
+    value = _check_array("value", value, 3)
+    dtype = query.dtype
+    provided = {"key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
+    for name, x in provided.items():
+        if isinstance(x, np.ndarray) and x.dtype != dtype:
+            raise _fail(name, f"the dtype of query ({dtype})", f"dtype {x.dtype}")
+
+    batch, seq_len, q_hidden = query.shape
+    for name, x in (("key", key), ("value", value)):
+        if x.shape[:2] != (batch, seq_len):
+            raise _fail(name, f"(batch, sequence) = {(batch, seq_len)} as in query", f"shape {x.shape}")
+    if batch < 1:
+        raise _fail("query", "batch >= 1", f"shape {query.shape}")
+    if seq_len < 1 and not allow_empty_sequence:
+        raise _fail("query", "sequence length T >= 1 (T = 0 is outside the contract)", f"shape {query.shape}")
+
+    if h_q >= h_kv:
+        _check_divides("q_num_heads", h_q, h_kv, "kv_num_heads")
+    else:
+        _check_divides("kv_num_heads", h_kv, h_q, "q_num_heads")
+    d_k = _check_divides("query.shape[2]", q_hidden, h_q, "q_num_heads")
+    if d_k < 1:
+        raise _fail("query.shape[2]", "q_num_heads * d_k with d_k >= 1", q_hidden)
+    n_k = _check_divides("key.shape[2]", key.shape[2], d_k, "d_k")
+    if n_k < 1:
+        raise _fail("key.shape[2]", f"n_k * d_k with n_k >= 1 and d_k = {d_k}", key.shape[2])
+    _check_divides("kv_num_heads", h_kv, n_k, "the number of key heads n_k")
+    d_v = _check_divides("value.shape[2]", value.shape[2], h_kv, "kv_num_heads")
+    if d_v < 1:
+        raise _fail("value.shape[2]", "kv_num_heads * d_v with d_v >= 1", value.shape[2])
+
+    decay_per_row = None
+    if decay is not None:
+        decay = _check_array("decay", decay, 3)
+        if decay.shape[:2] != (batch, seq_len) or decay.shape[2] not in (h_kv, h_kv * d_k):
+            raise _fail("decay", f"shape {(batch, seq_len, h_kv)} or {(batch, seq_len, h_kv * d_k)}",
+                        f"shape {decay.shape}")
+        decay_per_row = decay.shape[2] == h_kv * d_k and d_k != 1
+    elif update_rule in GATED_RULES:
+        raise _fail("decay", f"an input (update_rule {update_rule!r} requires it)", "None")
+
+    beta_shared = None
+    if beta is not None:
+        beta = _check_array("beta", beta, 3)
+        if beta.shape[:2] != (batch, seq_len) or beta.shape[2] not in (h_kv, 1):
+            raise _fail("beta", f"shape {(batch, seq_len, h_kv)} or {(batch, seq_len, 1)}", f"shape {beta.shape}")
+        beta_shared = beta.shape[2] == 1 and h_kv != 1
+    elif update_rule in DELTA_RULES:
+        raise _fail("beta", f"an input (update_rule {update_rule!r} requires it)", "None")
+
+    dims = Dims(
+        batch=batch, seq_len=seq_len, q_heads=h_q, kv_heads=h_kv, key_heads=n_k, d_k=d_k, d_v=d_v,
+        state_window=window, update_rule=update_rule,
+        scale=float(scale) if scale != 0 else 1.0 / float(np.sqrt(d_k)),
+        dtype=dtype, has_past=past_state is not None,
+        decay_per_row=decay_per_row, beta_shared=beta_shared,
+    )
+    if past_state is not None:
+        past_state = _check_array("past_state", past_state, None)
+        if past_state.shape != dims.state_shape:
+            layout = "(W, B, H_kv, d_k, d_v)" if window else "(B, H_kv, d_k, d_v)"
+            raise _fail("past_state", f"shape {dims.state_shape} = {layout} for state_window {window}",
+                        f"shape {past_state.shape}")
+    return dims
