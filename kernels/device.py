@@ -1,0 +1,197 @@
+"""WebGPU adapter and device selection for either implementation, and device-memory accounting.
+
+Two implementations share one wgpu-py API: ``"wgpu"`` (wgpu-native, naga compiles WGSL) and
+``"dawn"`` (the ``wgpudawn`` package, Dawn/Tint). A ``GpuDevice`` wraps one adapter's device
+with the features this project needs, and counts every buffer it creates, so tests and the
+benchmark can check that a call holds exactly the memory it declares.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import weakref
+from dataclasses import dataclass
+from types import ModuleType
+
+import numpy as np
+
+IMPLEMENTATIONS = {"wgpu": "wgpu", "dawn": "wgpudawn"}
+"""Implementation name -> the Python package that provides the wgpu-py API on it."""
+
+OPTIONAL_FEATURES = ("shader-f16", "timestamp-query")
+"""Features requested whenever the adapter offers them (fp16 kernels, GPU timing)."""
+
+STORAGE_LIMITS = ("max-storage-buffer-binding-size", "max-buffer-size")
+"""Limits raised to the adapter's maximum: the defaults (128 MiB / 256 MiB) are arbitrary caps."""
+
+
+class DeviceUnavailable(RuntimeError):
+    """The requested WebGPU implementation, or an adapter for it, is not available here."""
+
+
+class KernelUnsupported(RuntimeError):
+    """A valid call this kernel cannot run here (a dtype, a size or a feature it lacks)."""
+
+
+class FeatureMissing(KernelUnsupported):
+    """The adapter lacks a feature a kernel needs (e.g. ``shader-f16`` for float16)."""
+
+
+def load_implementation(name: str) -> ModuleType:
+    """Import the wgpu-py module of implementation ``name`` (``"wgpu"`` or ``"dawn"``)."""
+    try:
+        module_name = IMPLEMENTATIONS[name]
+    except KeyError:
+        known = ", ".join(IMPLEMENTATIONS)
+        raise DeviceUnavailable(f"unknown WebGPU implementation {name!r}; known: {known}") from None
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as err:
+        raise DeviceUnavailable(f"{name}: cannot import {module_name}: {err}") from err
+
+
+def _describe(adapter) -> str:
+    info = adapter.info
+    return f"{info['device']} ({info['adapter_type']}) via {info['backend_type']}"
+
+
+def select_adapter(module: ModuleType, name: str | None = None):
+    """The best adapter (high-performance preference), or the one whose description contains ``name``."""
+    if name is None:
+        adapter = module.gpu.request_adapter_sync(power_preference="high-performance")
+        if adapter is None:
+            raise DeviceUnavailable(f"{module.__name__}: no WebGPU adapter found")
+        return adapter
+    adapters = module.gpu.enumerate_adapters_sync()
+    for adapter in adapters:
+        if name.lower() in _describe(adapter).lower():
+            return adapter
+    found = "; ".join(_describe(a) for a in adapters) or "none"
+    raise DeviceUnavailable(f"{module.__name__}: no adapter matches {name!r}; available: {found}")
+
+
+@dataclass
+class MemoryCounter:
+    """Live device bytes and buffers, and the number of buffers ever allocated."""
+
+    live_bytes: int = 0
+    live_buffers: int = 0
+    allocations: int = 0
+
+
+class DeviceTensor:
+    """A device buffer holding one array: its shape, dtype and padded byte size.
+
+    Storage sizes are rounded up to 4 bytes (WebGPU's copy and binding granularity), which
+    matters only for odd-sized float16 arrays. ``release`` frees the buffer now; otherwise it is
+    freed (and uncounted) when the tensor is garbage-collected.
+    """
+
+    def __init__(self, device: GpuDevice, shape: tuple[int, ...], dtype: np.dtype, label: str,
+                 extra_usage: int = 0) -> None:
+        self.device = device
+        self.shape = tuple(int(n) for n in shape)
+        self.dtype = np.dtype(dtype)
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        self.buffer = device.create_buffer(max(4, -(-self.nbytes // 4) * 4), label, extra_usage)
+        self._finalizer = weakref.finalize(self, device.forget_buffer, self.buffer)
+
+    @property
+    def size(self) -> int:
+        """Allocated bytes (``nbytes`` padded to a multiple of 4)."""
+        return self.buffer.size
+
+    def release(self) -> None:
+        """Free the device buffer now (idempotent)."""
+        self._finalizer()
+
+    def __repr__(self) -> str:
+        return f"<DeviceTensor {self.buffer.label} {self.shape} {self.dtype}>"
+
+
+class GpuDevice:
+    """One WebGPU device on a chosen adapter, with the features this project uses, and counters."""
+
+    def __init__(self, implementation: str = "wgpu", adapter: str | None = None) -> None:
+        self.implementation = implementation
+        self.module = load_implementation(implementation)
+        self.adapter = select_adapter(self.module, adapter)
+        offered = set(self.adapter.features)
+        self.features = frozenset(f for f in OPTIONAL_FEATURES if f in offered)
+        limits = {name: self.adapter.limits[name] for name in STORAGE_LIMITS}
+        self.device = self.adapter.request_device_sync(
+            label=f"lafuzz-{implementation}", required_features=sorted(self.features), required_limits=limits,
+        )
+        self.queue = self.device.queue
+        self.limits = dict(self.device.limits)
+        self.memory = MemoryCounter()
+        self._lock = threading.Lock()
+
+    @property
+    def description(self) -> str:
+        """The adapter in words, e.g. ``llvmpipe (...) (CPU) via Vulkan``."""
+        return _describe(self.adapter)
+
+    @property
+    def version(self) -> str:
+        return str(getattr(self.module, "__version__", "unknown"))
+
+    def require(self, feature: str, why: str) -> None:
+        """Raise ``FeatureMissing`` unless the device has ``feature``."""
+        if feature not in self.features:
+            raise FeatureMissing(
+                f"{self.implementation}: adapter {self.description} lacks WebGPU feature {feature!r}, "
+                f"needed for {why}"
+            )
+
+    def create_buffer(self, size: int, label: str, extra_usage: int = 0):
+        """A storage buffer usable as copy source and destination, counted in ``memory``."""
+        usage = self.module.BufferUsage
+        flags = usage.STORAGE | usage.COPY_SRC | usage.COPY_DST | extra_usage
+        buffer = self.device.create_buffer(label=label, size=size, usage=flags)
+        with self._lock:
+            self.memory.live_bytes += size
+            self.memory.live_buffers += 1
+            self.memory.allocations += 1
+        return buffer
+
+    def forget_buffer(self, buffer) -> None:
+        """Destroy a buffer made by ``create_buffer`` and uncount it."""
+        buffer.destroy()
+        with self._lock:
+            self.memory.live_bytes -= buffer.size
+            self.memory.live_buffers -= 1
+
+    def tensor(self, shape: tuple[int, ...], dtype: np.dtype, label: str, extra_usage: int = 0) -> DeviceTensor:
+        """An uninitialised device tensor."""
+        return DeviceTensor(self, shape, dtype, label, extra_usage)
+
+    def upload(self, array: np.ndarray, label: str, into: DeviceTensor | None = None) -> DeviceTensor:
+        """Copy a host array to a new device tensor, or into ``into`` (same shape and dtype)."""
+        array = np.ascontiguousarray(array)
+        tensor = into if into is not None else self.tensor(array.shape, array.dtype, label)
+        if (tensor.shape, tensor.dtype) != (array.shape, array.dtype):
+            raise ValueError(f"upload: {label} is {array.shape} {array.dtype}, tensor is {tensor.shape} {tensor.dtype}")
+        data = array.tobytes()
+        data += b"\0" * (tensor.size - len(data))
+        self.queue.write_buffer(tensor.buffer, 0, data)
+        return tensor
+
+    def download(self, tensor: DeviceTensor) -> np.ndarray:
+        """Copy a device tensor back to the host (waits for the queue)."""
+        raw = self.queue.read_buffer(tensor.buffer, 0, tensor.size)
+        return np.frombuffer(bytes(raw)[: tensor.nbytes], dtype=tensor.dtype).reshape(tensor.shape).copy()
+
+
+_DEVICES: dict[tuple[str, str | None], GpuDevice] = {}
+_DEVICES_LOCK = threading.Lock()
+
+
+def get_device(implementation: str = "wgpu", adapter: str | None = None) -> GpuDevice:
+    """The process-wide device for an implementation and adapter choice, created on first use."""
+    key = (implementation, adapter)
+    with _DEVICES_LOCK:
+        if key not in _DEVICES:
+            _DEVICES[key] = GpuDevice(implementation, adapter)
+        return _DEVICES[key]

@@ -1,0 +1,358 @@
+"""LinearAttention on WebGPU: a device-resident API and the NumPy-in/NumPy-out operator on top.
+
+``LinearAttentionKernel`` owns the compiled pipelines of one ``GpuDevice`` (a bounded LRU cache
+keyed by ``KernelSpec``). ``prepare`` binds device tensors to a kernel variant and returns a
+``BoundCall`` that can be dispatched any number of times without touching the host; ``accept``
+performs SPEC §3's select-a-slot-and-resume with buffer copies on the GPU. ``linear_attention``
+mirrors the ONNX op exactly like ``oracles.linear_attention``, reusing device buffers across calls
+of the same shape.
+
+Every call is validated by ``oracles.validation.validate`` before anything reaches the GPU, so
+the kernel and the oracle reject the same inputs with the same messages.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from oracles.rollback import slot_for_accepted
+from oracles.validation import Dims, validate
+
+from .device import DeviceTensor, GpuDevice, KernelUnsupported, get_device
+from .shader import KernelSpec, render
+
+MAX_D_K = 256
+"""Largest key head size: each invocation keeps a column of d_k floats in private memory."""
+
+KERNEL_DTYPES = ("float32", "float16")
+"""Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
+
+PARAMS_BYTES = 16
+"""The per-call uniform (batch, sequence length, scale, padding): the kernel's only scratch."""
+
+OP_INPUTS = ("query", "key", "value", "past_state", "decay", "beta")
+
+
+def _stand_in(tensor: DeviceTensor | None) -> np.ndarray | None:
+    """A zero-byte array with a device tensor's shape and dtype, for shape validation."""
+    if tensor is None:
+        return None
+    return np.broadcast_to(np.zeros((), dtype=tensor.dtype), tensor.shape)
+
+
+def check_supported(device: GpuDevice, dims: Dims) -> None:
+    """Raise ``KernelUnsupported`` for a valid call this kernel cannot run on ``device``."""
+    dtype = str(dims.dtype)
+    if dtype not in KERNEL_DTYPES:
+        raise KernelUnsupported(f"no WebGPU kernel for dtype {dtype} (kernels exist for {', '.join(KERNEL_DTYPES)})")
+    if dtype == "float16":
+        device.require("shader-f16", "float16 LinearAttention")
+    if dims.d_k > MAX_D_K:
+        raise KernelUnsupported(f"d_k = {dims.d_k} exceeds the kernel's maximum of {MAX_D_K}")
+    max_groups = device.limits["max-compute-workgroups-per-dimension"]
+    if max(dims.batch, dims.kv_heads) > max_groups:
+        raise KernelUnsupported(f"batch {dims.batch} or kv_num_heads {dims.kv_heads} exceeds {max_groups} workgroups")
+    biggest = max(int(np.prod(dims.state_shape)), int(np.prod(dims.output_shape)), dims.batch * dims.seq_len
+                  * max(dims.q_heads, dims.kv_heads) * dims.d_k) * dims.dtype.itemsize
+    limit = device.limits["max-storage-buffer-binding-size"]
+    if biggest > limit:
+        raise KernelUnsupported(f"a {biggest}-byte tensor exceeds max-storage-buffer-binding-size {limit}")
+
+
+@dataclass
+class BoundCall:
+    """One kernel variant bound to device tensors: dispatch it as often as needed.
+
+    ``output`` and ``present_state`` are the result tensors; ``params`` is the 16-byte uniform
+    this call owns. Re-dispatching after writing new inputs into the bound tensors (``upload``
+    with ``into=``) runs the next call with no other host traffic.
+    """
+
+    kernel: LinearAttentionKernel
+    dims: Dims
+    spec: KernelSpec
+    tensors: dict[str, DeviceTensor]
+    output: DeviceTensor
+    present_state: DeviceTensor
+    params: DeviceTensor
+    bind_group: Any
+
+    def encode(self, encoder: Any, timestamp_writes: Any = None) -> None:
+        """Record this call's compute pass into a command encoder."""
+        pipeline = self.kernel.pipeline(self.spec)
+        compute = encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
+        compute.set_pipeline(pipeline)
+        compute.set_bind_group(0, self.bind_group)
+        compute.dispatch_workgroups(self.spec.tiles, self.dims.kv_heads, self.dims.batch)
+        compute.end()
+
+    def dispatch(self, times: int = 1) -> None:
+        """Submit the call ``times`` times in one command buffer (no host transfer, no wait)."""
+        encoder = self.kernel.device.device.create_command_encoder()
+        for _ in range(times):
+            self.encode(encoder)
+        self.kernel.device.queue.submit([encoder.finish()])
+
+    def release(self) -> None:
+        """Free the uniform this call owns (the bound tensors belong to the caller)."""
+        self.params.release()
+
+
+class LinearAttentionKernel:
+    """Compiled LinearAttention pipelines on one device, and the device-side operations around them."""
+
+    def __init__(self, device: GpuDevice, max_pipelines: int = 64) -> None:
+        self.device = device
+        self.max_pipelines = max_pipelines
+        self._pipelines: OrderedDict[KernelSpec, Any] = OrderedDict()
+        self.compilations = 0
+        """Pipelines compiled so far (a cache hit does not count)."""
+
+    def pipeline(self, spec: KernelSpec) -> Any:
+        """The compute pipeline of a variant, compiled once and kept in a bounded LRU cache."""
+        cached = self._pipelines.get(spec)
+        if cached is not None:
+            self._pipelines.move_to_end(spec)
+            return cached
+        gpu = self.device.device
+        module = gpu.create_shader_module(label=f"linear_attention {spec}", code=render(spec))
+        pipeline = gpu.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
+        self.compilations += 1
+        self._pipelines[spec] = pipeline
+        if len(self._pipelines) > self.max_pipelines:
+            self._pipelines.popitem(last=False)
+        return pipeline
+
+    def prepare(
+        self,
+        query: DeviceTensor,
+        key: DeviceTensor,
+        value: DeviceTensor,
+        past_state: DeviceTensor | None = None,
+        decay: DeviceTensor | None = None,
+        beta: DeviceTensor | None = None,
+        *,
+        q_num_heads: int,
+        kv_num_heads: int,
+        update_rule: str = "gated_delta",
+        scale: float = 0.0,
+        state_window: int = 0,
+        output: DeviceTensor | None = None,
+        present_state: DeviceTensor | None = None,
+    ) -> BoundCall:
+        """Validate a call on device tensors and bind it; nothing runs until ``dispatch``.
+
+        Passing ``present_state=past_state`` (the same tensor) selects the aliased binding: one
+        read-write buffer, read at slot ``W-1`` and then overwritten. ``output`` and
+        ``present_state`` are allocated when not given. Raises ``ValidationError`` for invalid
+        input and ``KernelUnsupported`` for a valid call this device cannot run.
+        """
+        tensors = {"query": query, "key": key, "value": value, "past_state": past_state,
+                   "decay": decay, "beta": beta}
+        dims = validate(
+            **{name: _stand_in(t) for name, t in tensors.items()},
+            q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
+            scale=scale, state_window=state_window,
+        )
+        check_supported(self.device, dims)
+        aliased = past_state is not None and present_state is past_state
+        spec = KernelSpec.from_dims(dims, aliased)
+        for name, expected in (("output", dims.output_shape), ("present_state", dims.state_shape)):
+            given = output if name == "output" else present_state
+            if given is not None and (given.shape, given.dtype) != (expected, dims.dtype):
+                raise ValueError(f"{name}: expected a {expected} {dims.dtype} tensor, got {given.shape} {given.dtype}")
+        if output is None:
+            output = self.device.tensor(dims.output_shape, dims.dtype, "output")
+        if present_state is None:
+            present_state = self.device.tensor(dims.state_shape, dims.dtype, "present_state")
+        params = self.device.tensor((PARAMS_BYTES // 4,), np.uint32, "params", self.device.module.BufferUsage.UNIFORM)
+        raw = np.array([dims.batch, dims.seq_len, 0, 0], dtype=np.uint32)
+        raw[2] = np.float32(dims.scale).view(np.uint32)
+        self.device.upload(raw, "params", into=params)
+        bound = {name: tensors[name] for name in spec.inputs}
+        bound["output"] = output
+        bound["present_state"] = present_state
+        entries = [{"binding": 0, "resource": {"buffer": params.buffer, "offset": 0, "size": params.size}}]
+        entries += [
+            {"binding": binding, "resource": {"buffer": bound[name].buffer, "offset": 0, "size": bound[name].size}}
+            for binding, name, _ in spec.bindings
+        ]
+        pipeline = self.pipeline(spec)
+        bind_group = self.device.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
+        return BoundCall(self, dims, spec, bound, output, present_state, params, bind_group)
+
+    def copy_slot(self, source: DeviceTensor, slot: int, destination: DeviceTensor, destination_slot: int) -> None:
+        """Copy window slot ``slot`` of ``source`` into slot ``destination_slot`` of ``destination`` on the GPU.
+
+        Both are 5-D state tensors of one slot shape. WebGPU forbids a copy within one buffer, so
+        the aliased case (``source is destination``) goes through a one-slot scratch tensor that
+        lives only for this copy.
+        """
+        if source.shape[1:] != destination.shape[1:] or source.dtype != destination.dtype:
+            raise ValueError(f"copy_slot: slot shapes differ: {source.shape} vs {destination.shape}")
+        slot_bytes = int(np.prod(source.shape[1:])) * source.dtype.itemsize
+        if slot_bytes % 4:
+            raise KernelUnsupported(f"copy_slot: a slot of {slot_bytes} bytes is not a multiple of 4 bytes")
+        encoder = self.device.device.create_command_encoder()
+        scratch = None
+        if source is destination:
+            scratch = self.device.tensor(source.shape[1:], source.dtype, "slot-scratch")
+            encoder.copy_buffer_to_buffer(source.buffer, slot * slot_bytes, scratch.buffer, 0, slot_bytes)
+            encoder.copy_buffer_to_buffer(scratch.buffer, 0, destination.buffer, destination_slot * slot_bytes,
+                                          slot_bytes)
+        else:
+            encoder.copy_buffer_to_buffer(source.buffer, slot * slot_bytes, destination.buffer,
+                                          destination_slot * slot_bytes, slot_bytes)
+        self.device.queue.submit([encoder.finish()])
+        if scratch is not None:
+            scratch.release()
+
+    def accept(self, call: BoundCall, accepted: int, saved_seed: DeviceTensor | None = None) -> None:
+        """After ``call`` ran, make its ``past_state[W-1]`` the state after ``accepted`` tokens (SPEC §3).
+
+        For ``accepted >= 1`` the matching slot of ``present_state`` is copied into ``past_state[W-1]``
+        on the GPU; dispatching the call again (with new inputs) then resumes from it. For
+        ``accepted = 0`` separate bindings need nothing, since the kernel never writes the past
+        state; the aliased binding overwrote it, so ``saved_seed`` (from ``save_seed`` before the
+        call) is copied back.
+        """
+        dims = call.dims
+        past = call.tensors.get("past_state", call.present_state if call.spec.aliased else None)
+        if past is None or dims.state_window == 0:
+            raise ValueError("accept: the call needs a past_state and state_window >= 1")
+        slot = slot_for_accepted(dims.seq_len, dims.state_window, accepted)
+        if slot is not None:
+            self.copy_slot(call.present_state, slot, past, dims.state_window - 1)
+        elif call.spec.aliased:
+            if saved_seed is None:
+                raise ValueError("accept: accepting 0 tokens on an aliased binding needs the seed saved by save_seed")
+            self.copy_slot(saved_seed, 0, past, dims.state_window - 1)
+
+    def save_seed(self, past_state: DeviceTensor) -> DeviceTensor:
+        """A one-slot copy of ``past_state[W-1]`` (shape ``(1, B, H_kv, d_k, d_v)``), made on the GPU."""
+        saved = self.device.tensor((1, *past_state.shape[1:]), past_state.dtype, "saved-seed")
+        self.copy_slot(past_state, past_state.shape[0] - 1, saved, 0)
+        return saved
+
+
+_KERNELS: dict[tuple[str, str | None], LinearAttentionKernel] = {}
+
+
+def get_kernel(implementation: str = "wgpu", adapter: str | None = None) -> LinearAttentionKernel:
+    """The process-wide kernel (and device) of an implementation and adapter choice."""
+    key = (implementation, adapter)
+    if key not in _KERNELS:
+        _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter))
+    return _KERNELS[key]
+
+
+@dataclass
+class Workspace:
+    """Device tensors and a bound call for one shape signature, reused by ``linear_attention``."""
+
+    inputs: dict[str, DeviceTensor]
+    call: BoundCall
+
+    def release(self) -> None:
+        for tensor in {id(t): t for t in [*self.inputs.values(), self.call.output, self.call.present_state]}.values():
+            tensor.release()
+        self.call.release()
+
+    @property
+    def nbytes(self) -> int:
+        """Device bytes held: inputs + output + present state (+ past when separate) + uniform."""
+        tensors = {id(t): t for t in [*self.inputs.values(), self.call.output, self.call.present_state,
+                                      self.call.params]}
+        return sum(t.size for t in tensors.values())
+
+
+class WorkspaceCache:
+    """A bounded LRU of workspaces, so repeated calls of one shape reuse their device buffers."""
+
+    def __init__(self, kernel: LinearAttentionKernel, capacity: int = 4) -> None:
+        self.kernel = kernel
+        self.capacity = capacity
+        self._entries: OrderedDict[tuple, Workspace] = OrderedDict()
+
+    def get(self, dims: Dims, spec: KernelSpec, arrays: Mapping[str, np.ndarray]) -> Workspace:
+        """The workspace for this call, created (and the oldest evicted) on a miss."""
+        shapes = tuple((name, arrays[name].shape) for name in spec.inputs if name != "past_state")
+        key = (spec, dims.batch, dims.seq_len, dims.scale, shapes)
+        found = self._entries.get(key)
+        if found is not None:
+            self._entries.move_to_end(key)
+            return found
+        device = self.kernel.device
+        inputs = {name: device.tensor(arrays[name].shape, arrays[name].dtype, name) for name in spec.inputs}
+        if spec.aliased:
+            inputs["past_state"] = device.tensor(dims.state_shape, dims.dtype, "state")
+        call = self.kernel.prepare(
+            **inputs, q_num_heads=dims.q_heads, kv_num_heads=dims.kv_heads, update_rule=dims.update_rule,
+            scale=dims.scale, state_window=dims.state_window,
+            present_state=inputs["past_state"] if spec.aliased else None,
+        )
+        workspace = Workspace(inputs, call)
+        self._entries[key] = workspace
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)[1].release()
+        return workspace
+
+    def clear(self) -> None:
+        """Release every cached workspace."""
+        while self._entries:
+            self._entries.popitem()[1].release()
+
+
+_WORKSPACES: dict[int, WorkspaceCache] = {}
+
+
+def workspaces(kernel: LinearAttentionKernel) -> WorkspaceCache:
+    """The workspace cache of a kernel (one per kernel, created on first use)."""
+    if id(kernel) not in _WORKSPACES:
+        _WORKSPACES[id(kernel)] = WorkspaceCache(kernel)
+    return _WORKSPACES[id(kernel)]
+
+
+def linear_attention(
+    query: np.ndarray,
+    key: np.ndarray,
+    value: np.ndarray,
+    past_state: np.ndarray | None = None,
+    decay: np.ndarray | None = None,
+    beta: np.ndarray | None = None,
+    *,
+    q_num_heads: int,
+    kv_num_heads: int,
+    update_rule: str = "gated_delta",
+    scale: float = 0.0,
+    state_window: int = 0,
+    aliased: bool = False,
+    implementation: str = "wgpu",
+    adapter: str | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ONNX ``com.microsoft::LinearAttention`` operator on WebGPU, NumPy in and out.
+
+    Same inputs and attributes as ``oracles.linear_attention``; returns ``(output,
+    present_state)`` in the inputs' dtype. ``aliased`` binds past and present state to one
+    read-write buffer (ignored without ``past_state``). ``implementation`` is ``"wgpu"``
+    (wgpu-native) or ``"dawn"`` (wgpudawn); ``adapter`` picks an adapter by name (default: the
+    best). Raises ``ValidationError`` for invalid input, ``KernelUnsupported`` for a valid call
+    the device cannot run, ``DeviceUnavailable`` when there is no such implementation/adapter.
+    """
+    arrays = {"query": query, "key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
+    dims = validate(**arrays, q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
+                    scale=scale, state_window=state_window)
+    kernel = get_kernel(implementation, adapter)
+    check_supported(kernel.device, dims)
+    spec = KernelSpec.from_dims(dims, aliased)
+    workspace = workspaces(kernel).get(dims, spec, arrays)
+    device = kernel.device
+    for name, tensor in workspace.inputs.items():
+        device.upload(arrays[name], name, into=tensor)
+    workspace.call.dispatch()
+    return device.download(workspace.call.output), device.download(workspace.call.present_state)
