@@ -331,6 +331,7 @@ def linear_attention(
     update_rule: str = "gated_delta",
     scale: float = 0.0,
     state_window: int = 0,
+    chunk_size: int | None = None,
     aliased: bool = False,
     implementation: str = "wgpu",
     adapter: str | None = None,
@@ -338,12 +339,14 @@ def linear_attention(
     """The ONNX ``com.microsoft::LinearAttention`` operator on WebGPU, NumPy in and out.
 
     Same inputs and attributes as ``oracles.linear_attention``; returns ``(output,
-    present_state)`` in the inputs' dtype. ``aliased`` binds past and present state to one
+    present_state)`` in the inputs' dtype. ``chunk_size`` is the schema's tuning hint: it cannot
+    change results, and this kernel (token by token) has no use for it. ``aliased`` binds past and present state to one
     read-write buffer (ignored without ``past_state``). ``implementation`` is ``"wgpu"``
     (wgpu-native) or ``"dawn"`` (wgpudawn); ``adapter`` picks an adapter by name (default: the
     best). Raises ``ValidationError`` for invalid input, ``KernelUnsupported`` for a valid call
     the device cannot run, ``DeviceUnavailable`` when there is no such implementation/adapter.
     """
+    del chunk_size
     arrays = {"query": query, "key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
     dims = validate(**arrays, q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
                     scale=scale, state_window=state_window)

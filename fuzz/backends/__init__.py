@@ -22,6 +22,7 @@ from fuzz.backends.base import (
 
 REGISTRY: dict[str, str] = {
     "oracle": "fuzz.backends.oracle:OracleBackend",
+    "wgpu": "fuzz.backends.wgpu_kernel:WgpuNativeBackend", "wgpu-dawn": "fuzz.backends.wgpu_kernel:WgpuDawnBackend",
 }
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""
 
