@@ -1,0 +1,236 @@
+"""The WGSL kernel against the float64 oracle and against itself, on both WebGPU implementations.
+
+Every test runs on wgpu-native and on Dawn. Sizes are tiny (lavapipe compiles each kernel
+variant in ~0.1-1 s, which dominates), and each test's configuration is derived from its
+parameters so that together they cover every rule, both GQA directions, both decay and beta
+layouts, n_k < H_kv, odd head sizes, batch 1-3, default and explicit scale, with and without
+past state, every W in 0..8 with every T from 1 to W+1, fp32 and fp16, both state bindings.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import oracles
+from kernels.device import DeviceUnavailable
+from kernels.linear_attention import LinearAttentionKernel, get_kernel, linear_attention
+from kernels.tolerance import worst_ratio
+from oracles.prefix import prefix_inputs
+from oracles.rollback import represented_acceptances
+from oracles.validation import UPDATE_RULES
+
+IMPLEMENTATIONS = ("wgpu", "dawn")
+DTYPES = (np.float32, np.float16)
+
+
+def kernel_or_skip(implementation: str) -> LinearAttentionKernel:
+    """The process-wide kernel of an implementation, or a loud skip saying why there is none."""
+    try:
+        return get_kernel(implementation)
+    except DeviceUnavailable as err:
+        pytest.skip(f"WebGPU implementation {implementation!r} unavailable: {err}")
+
+
+def make_inputs(
+    rng: np.random.Generator,
+    *,
+    dtype: type,
+    batch: int,
+    seq_len: int,
+    heads: tuple[int, int, int],
+    d_k: int,
+    d_v: int,
+    window: int,
+    past: bool,
+    decay_per_row: bool,
+    beta_shared: bool,
+) -> dict[str, np.ndarray]:
+    """Well-conditioned inputs: unit-norm keys, decay in [-1, 0], beta in [0, 1].
+
+    Decay and beta are always present, so their shapes are validated even for rules that ignore them.
+    """
+    h_q, h_kv, n_k = heads
+    key = rng.standard_normal((batch, seq_len, n_k, d_k))
+    key /= np.linalg.norm(key, axis=-1, keepdims=True)
+    inputs = {
+        "query": rng.standard_normal((batch, seq_len, h_q * d_k)),
+        "key": key.reshape(batch, seq_len, n_k * d_k),
+        "value": rng.standard_normal((batch, seq_len, h_kv * d_v)),
+        "decay": -rng.uniform(0.0, 1.0, (batch, seq_len, h_kv * d_k if decay_per_row else h_kv)),
+        "beta": rng.uniform(0.0, 1.0, (batch, seq_len, 1 if beta_shared else h_kv)),
+    }
+    if past:
+        slot = (batch, h_kv, d_k, d_v)
+        inputs["past_state"] = 0.5 * rng.standard_normal((window, *slot) if window else slot)
+    return {name: x.astype(dtype) for name, x in inputs.items()}
+
+
+def sweep_config(window: int, dtype: type) -> dict:
+    """The configuration of one (W, dtype) sweep test; see the module docstring for the coverage."""
+    bit = int(dtype == np.float16)
+    inverse = (window // 4 + bit) % 2 == 1
+    h_kv = 2 + 2 * ((window + bit) % 2)
+    heads = (1 if h_kv == 2 else 2, h_kv) if inverse else (2 * h_kv, h_kv)
+    n_k = 1 if window % 3 == 0 else h_kv // 2
+    return {
+        "rule": UPDATE_RULES[window % 4],
+        "heads": (*heads, n_k),
+        "d_k": (3, 5, 8, 1, 7, 16, 9, 2, 13)[window],
+        "d_v": (5, 1, 3, 8, 2, 7, 4, 9, 6)[(window + bit) % 9],
+        "batch": 1 + (window + bit) % 3,
+        "past": window % 3 != 2,
+        "decay_per_row": (window // 2 + bit) % 2 == 1,
+        "beta_shared": (window // 4 + bit) % 2 == 0,
+        "scale": 0.0 if window % 2 == 0 else 0.37,
+    }
+
+
+def attrs_of(config: dict, window: int) -> dict:
+    h_q, h_kv, _ = config["heads"]
+    return {"q_num_heads": h_q, "kv_num_heads": h_kv, "update_rule": config["rule"], "scale": config["scale"],
+            "state_window": window}
+
+
+def assert_close(actual: np.ndarray, reference: np.ndarray, dtype: type, what: str) -> float:
+    assert actual.dtype == np.dtype(dtype), f"{what}: dtype {actual.dtype}, expected {np.dtype(dtype)}"
+    assert actual.shape == reference.shape, f"{what}: shape {actual.shape}, expected {reference.shape}"
+    ratio = worst_ratio(actual, reference, dtype)
+    assert ratio <= 1.0, f"{what}: error {ratio:.3g} x the bound of kernels.tolerance"
+    return ratio
+
+
+def assert_bitwise(actual: np.ndarray, expected: np.ndarray, what: str) -> None:
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} vs {expected.shape}"
+    same = actual.view(np.uint8) == expected.view(np.uint8)
+    assert same.all(), f"{what}: {int((~same).sum())} bytes differ"
+
+
+def poisoned(past: np.ndarray) -> np.ndarray:
+    """Past state with every slot but W-1 set to NaN, +Inf and -Inf in turn."""
+    bad = past.copy()
+    fill = np.array([np.nan, np.inf, -np.inf], dtype=past.dtype)
+    bad[:-1] = np.resize(fill, bad[:-1].shape)
+    return bad
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
+@pytest.mark.parametrize("window", range(9))
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_window_sweep(implementation: str, window: int, dtype: type) -> None:
+    """For every T in 1..W+1: oracle parity, W=0 parity, aliased = separate, poison-proof, zero slots."""
+    kernel_or_skip(implementation)
+    config = sweep_config(window, dtype)
+    rng = np.random.default_rng(1000 * window + int(dtype == np.float16))
+    for seq_len in range(1, window + 2):
+        inputs = make_inputs(
+            rng, dtype=dtype, batch=config["batch"], seq_len=seq_len, heads=config["heads"], d_k=config["d_k"],
+            d_v=config["d_v"], window=window, past=config["past"], decay_per_row=config["decay_per_row"],
+            beta_shared=config["beta_shared"],
+        )
+        attrs = attrs_of(config, window)
+        where = f"{implementation} W={window} T={seq_len} {np.dtype(dtype)} {config}"
+        output, present = linear_attention(**inputs, **attrs, implementation=implementation)
+        ref_output, ref_present = oracles.linear_attention(**inputs, **attrs)
+        assert_close(output, ref_output, dtype, f"output, {where}")
+        assert_close(present, ref_present, dtype, f"present_state, {where}")
+
+        aliased = linear_attention(**inputs, **attrs, aliased=True, implementation=implementation)
+        assert_bitwise(aliased[0], output, f"aliased output, {where}")
+        assert_bitwise(aliased[1], present, f"aliased present_state, {where}")
+        if window == 0:
+            continue
+
+        legacy = {**inputs}
+        if "past_state" in inputs:
+            legacy["past_state"] = inputs["past_state"][window - 1]
+        legacy_output, legacy_state = linear_attention(**legacy, **{**attrs, "state_window": 0},
+                                                       implementation=implementation)
+        assert_bitwise(output, legacy_output, f"output vs W=0, {where}")
+        assert_bitwise(present[window - 1], legacy_state, f"slot W-1 vs W=0 state, {where}")
+        leading = max(0, window - seq_len)
+        assert not present[:leading].any(), f"leading {leading} slots not exactly zero, {where}"
+        assert not np.signbit(present[:leading]).any(), f"leading slots hold -0.0, {where}"
+
+        if "past_state" in inputs and window > 1:
+            bad = {**inputs, "past_state": poisoned(inputs["past_state"])}
+            for alias in (False, True):
+                got = linear_attention(**bad, **attrs, aliased=alias, implementation=implementation)
+                assert_bitwise(got[0], output, f"poisoned output (aliased={alias}), {where}")
+                assert_bitwise(got[1], present, f"poisoned present_state (aliased={alias}), {where}")
+
+
+@pytest.mark.parametrize("shape", [(256, 3, np.float32), (1, 130, np.float32), (128, 67, np.float16)],
+                         ids=["dk256-dv3", "dk1-dv130", "dk128-dv67-fp16"])
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_large_and_odd_heads(implementation: str, shape: tuple) -> None:
+    """d_k up to 256, d_v over several workgroup tiles, odd sizes, inverse GQA with n_k = 1."""
+    kernel_or_skip(implementation)
+    d_k, d_v, dtype = shape
+    rng = np.random.default_rng(d_k + d_v)
+    inputs = make_inputs(rng, dtype=dtype, batch=2, seq_len=3, heads=(1, 2, 1), d_k=d_k, d_v=d_v, window=2,
+                         past=True, decay_per_row=True, beta_shared=False)
+    attrs = {"q_num_heads": 1, "kv_num_heads": 2, "update_rule": "gated_delta", "state_window": 2}
+    output, present = linear_attention(**inputs, **attrs, implementation=implementation)
+    ref_output, ref_present = oracles.linear_attention(**inputs, **attrs)
+    assert_close(output, ref_output, dtype, f"output {shape}")
+    assert_close(present, ref_present, dtype, f"present_state {shape}")
+
+
+@pytest.mark.parametrize("aliased", [False, True], ids=["separate", "aliased"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_select_and_resume_on_gpu(implementation: str, dtype: type, aliased: bool) -> None:
+    """SPEC §3 on the device: accept a tokens, copy the slot on the GPU, run the next call.
+
+    For every represented a, the resumed call must equal, bit for bit, a fresh run over the
+    accepted prefix followed by the next call; for a = 0 it must equal the next call from the
+    original past state. Both are also checked against the oracle.
+    """
+    kernel = kernel_or_skip(implementation)
+    device = kernel.device
+    window, seq_len = 4, 5
+    rng = np.random.default_rng(7 + int(aliased) + 2 * int(dtype == np.float16))
+    shape = {"dtype": dtype, "batch": 2, "seq_len": seq_len, "heads": (3, 3, 3), "d_k": 5, "d_v": 3,
+             "window": window, "past": True, "decay_per_row": False, "beta_shared": True}
+    first = make_inputs(rng, **shape)
+    second = make_inputs(rng, **shape)
+    attrs = {"q_num_heads": 3, "kv_num_heads": 3, "update_rule": "gated_delta", "state_window": window}
+    legacy_attrs = {**attrs, "state_window": 0}
+    original_seed = first["past_state"][window - 1]
+
+    tensors = {name: device.upload(x, name) for name, x in first.items()}
+    call = kernel.prepare(**tensors, **attrs, present_state=tensors["past_state"] if aliased else None)
+    try:
+        for accepted in [0, *represented_acceptances(seq_len, window)]:
+            for name, x in first.items():
+                device.upload(x, name, into=tensors[name])
+            saved = kernel.save_seed(tensors["past_state"]) if aliased else None
+            call.dispatch()
+            kernel.accept(call, accepted, saved)
+            if saved is not None:
+                saved.release()
+            for name, x in second.items():
+                if name != "past_state":
+                    device.upload(x, name, into=tensors[name])
+            call.dispatch()
+            resumed_output, resumed_state = device.download(call.output), device.download(call.present_state)
+
+            if accepted == 0:
+                seed = original_seed
+            else:
+                cut = {**prefix_inputs(first, accepted), "past_state": original_seed}
+                _, seed = linear_attention(**cut, **legacy_attrs, implementation=implementation)
+            next_past = np.full_like(second["past_state"], np.nan)
+            next_past[window - 1] = seed
+            fresh = linear_attention(**{**second, "past_state": next_past}, **attrs, implementation=implementation)
+            where = f"{implementation} {np.dtype(dtype)} aliased={aliased} accepted={accepted}"
+            assert_bitwise(resumed_output, fresh[0], f"resumed output, {where}")
+            assert_bitwise(resumed_state, fresh[1], f"resumed present_state, {where}")
+
+            reference = oracles.linear_attention(**{**second, "past_state": next_past}, **attrs)
+            assert_close(resumed_output, reference[0], dtype, f"resumed output vs oracle, {where}")
+    finally:
+        call.release()
+        for tensor in {id(t): t for t in [*tensors.values(), call.output, call.present_state]}.values():
+            tensor.release()
