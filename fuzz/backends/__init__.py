@@ -22,6 +22,9 @@ from fuzz.backends.base import (
 
 REGISTRY: dict[str, str] = {
     "oracle": "fuzz.backends.oracle:OracleBackend",
+    "ort-cpu": "fuzz.backends.ort_cpu:OrtCpuBackend",
+    "ort-webgpu": "fuzz.backends.ort_webgpu:OrtWebGpuBackend",
+    "ort-cuda": "fuzz.backends.ort_cuda:OrtCudaBackend",
     "wgpu": "fuzz.backends.wgpu_kernel:WgpuNativeBackend", "wgpu-dawn": "fuzz.backends.wgpu_kernel:WgpuDawnBackend",
 }
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""

@@ -1,0 +1,361 @@
+"""What every ONNX Runtime backend shares: sessions, placement checks, runs, bindings, the window probe.
+
+One base class, ``OrtBackend``; each execution provider is a small subclass that says how to load
+the EP and how to put it in a session. The base class:
+
+- builds one single-node model per case signature (``fuzz.ort_model``) and caches the session,
+  or the error creating it, in a bounded LRU;
+- disables the CPU fallback and checks where ORT placed the node: a session whose
+  LinearAttention node is not on the EP under test raises ``PlacementError``, never a result;
+- runs plainly through ``session.run`` or, for aliased cases and continuations, through
+  IOBinding with device-resident state values;
+- probes once whether the EP accepts ``W > 0`` and, where it refuses with its "does not support
+  state_window" message, serves ``W > 0`` in *prefix mode*: every window slot evaluated through
+  ``W = 0`` runs of the same EP over the prefixes (``oracles.prefix.window_by_prefix``);
+- maps ORT's exceptions onto the suite's outcomes, keeping ORT's own message.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import abstractmethod
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+import oracles
+from fuzz.backends import Unavailable
+from fuzz.backends.base import Backend, BackendError, Capabilities, Rejected, Unsupported
+from fuzz.case import Case
+from fuzz.ort_model import ModelKey, build_model_for, model_key
+from oracles.prefix import SEQUENCE_INPUTS
+from oracles.validation import INPUT_NAMES
+
+LOG_SEVERITY_ERROR = 3
+"""ORT's default-logger severity: warnings quiet, errors reported."""
+
+SESSION_LOG_SEVERITY = 4
+"""Sessions log only fatal errors: every error of a session reaches us as an exception anyway, and
+fuzzing invalid input would otherwise print each refusal twice."""
+
+WINDOW_REFUSAL = "does not support state_window"
+"""The phrase of today's CPU and WebGPU kernels when a model asks for ``W > 0`` (SPEC §6)."""
+
+CANNOT_PLACE = (
+    "NOT_IMPLEMENTED",
+    "Could not find an implementation",
+    "is not set",
+    "fallback to CPU EP has been explicitly disabled",
+)
+"""Session-creation messages that mean "no kernel of the EP under test takes this node"."""
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m|\[m")
+
+
+class PlacementError(RuntimeError):
+    """ORT assigned the LinearAttention node to another EP than the one under test.
+
+    A harness error, not an outcome: a run that happened elsewhere must never count as a pass.
+    """
+
+
+class WindowUnsupported(Unsupported):
+    """The EP refused a ``W > 0`` model with its own message; prefix mode can still serve it."""
+
+
+def ort_message(err: BaseException) -> str:
+    """ORT's message with terminal colour codes and trailing whitespace removed."""
+    return _ANSI.sub("", str(err)).strip()
+
+
+def import_ort() -> Any:
+    """``onnxruntime``, with its default logger set to errors only; ``Unavailable`` if missing."""
+    try:
+        import onnxruntime as ort
+    except ImportError as err:
+        raise Unavailable(f"cannot import onnxruntime: {err}") from err
+    ort.set_default_logger_severity(LOG_SEVERITY_ERROR)
+    return ort
+
+
+def probe_case(state_window: int = 0, dtype: type = np.float32) -> Case:
+    """The smallest valid case (one token, one head, ``d_k = d_v = 4``, linear rule)."""
+    rng = np.random.default_rng(0)
+    x = {n: rng.standard_normal((1, 1, 4)).astype(dtype) for n in ("query", "key", "value")}
+    attrs: dict[str, Any] = {"q_num_heads": 1, "kv_num_heads": 1, "update_rule": "linear"}
+    if state_window:
+        attrs["state_window"] = state_window
+    return Case(inputs=x, attrs=attrs)
+
+
+class SessionCache:
+    """A bounded LRU of sessions by model signature; a failed creation is cached as its error."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"SessionCache: capacity must be >= 1, got {capacity}")
+        self.capacity = capacity
+        self._entries: OrderedDict[ModelKey, Any] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: ModelKey, create: Any) -> Any:
+        """The session for ``key``, created by ``create(key)`` on a miss; re-raises a cached error."""
+        if key in self._entries:
+            self._entries.move_to_end(key)
+            entry = self._entries[key]
+        else:
+            try:
+                entry = create(key)
+            except BackendError as err:
+                entry = err
+            self._entries[key] = entry
+            if len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        if isinstance(entry, BackendError):
+            raise entry
+        return entry
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+class OrtBackend(Backend):
+    """An ONNX Runtime execution provider as a backend; subclasses supply the EP-specific hooks.
+
+    Hooks: ``_load`` (find the EP, raise ``Unavailable``), ``_providers`` (attach it to session
+    options; return the ``providers`` argument of ``InferenceSession`` or None), ``_device``,
+    ``_versions``. Class attributes: ``provider`` (the EP name the node must be placed on),
+    ``value_device`` (the OrtValue device of bound state), ``unsupported_messages`` (run-time
+    messages that mean "valid case, but not on this EP"), ``fallback_can_be_disabled``.
+    """
+
+    provider: str
+    value_device: str
+    unsupported_messages: tuple[str, ...] = ()
+    fallback_can_be_disabled: bool = True
+
+    def __init__(self, *, cache_size: int = 64) -> None:
+        self.ort = import_ort()
+        self._load()
+        self._sessions = SessionCache(cache_size)
+        self.window_probe_message: str | None = None
+        """The EP's message refusing ``W > 0`` (None when it accepted the probe)."""
+        self._capabilities = self._probe()
+
+    # ---- EP-specific hooks -------------------------------------------------------------------
+    def _load(self) -> None:
+        """Make the EP loadable in this process; raise ``Unavailable`` with the reason if it is not."""
+
+    @abstractmethod
+    def _providers(self, options: Any) -> list | None:
+        """Attach the EP to ``options``; return ``providers`` for ``InferenceSession`` (or None)."""
+
+    @abstractmethod
+    def _device(self) -> str:
+        """The device the EP runs on, in words."""
+
+    def _versions(self) -> dict[str, str]:
+        return {"onnxruntime": self.ort.__version__}
+
+    # ---- the Backend interface ---------------------------------------------------------------
+    def capabilities(self) -> Capabilities:
+        return self._capabilities
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        """Run ``case`` on the EP: directly, or through prefix runs where the EP refuses ``W > 0``."""
+        try:
+            session = self.session(case)
+        except WindowUnsupported:
+            if self._capabilities.window != "prefix":
+                raise
+            return self._run_by_prefix(case)
+        return self._execute(session, case)
+
+    def close(self) -> None:
+        self._sessions.clear()
+
+    # ---- sessions ----------------------------------------------------------------------------
+    def session(self, case: Case) -> Any:
+        """The cached ``InferenceSession`` for the case's model signature, placement verified."""
+        if str(case.dtype) not in ("float32", "float16"):
+            raise Unsupported(self.name, f"ONNX Runtime's LinearAttention has no {case.dtype} kernel")
+        return self._sessions.get(model_key(case), self._create_session)
+
+    def _create_session(self, key: ModelKey) -> Any:
+        options = self.ort.SessionOptions()
+        options.log_severity_level = SESSION_LOG_SEVERITY
+        options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+        if self.fallback_can_be_disabled:
+            options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        providers = self._providers(options)
+        try:
+            session = self.ort.InferenceSession(build_model_for(key), options, providers=providers)
+        except Exception as err:
+            raise self._creation_error(err) from err
+        self.verify_placement(session)
+        return session
+
+    def _creation_error(self, err: Exception) -> BackendError:
+        message = ort_message(err)
+        if WINDOW_REFUSAL in message:
+            return WindowUnsupported(self.name, message)
+        if any(phrase in message for phrase in CANNOT_PLACE):
+            return Unsupported(self.name, message)
+        return Rejected(self.name, message)
+
+    def verify_placement(self, session: Any) -> None:
+        """Raise ``PlacementError`` unless every LinearAttention node was assigned to ``provider``.
+
+        Uses ORT's recorded graph assignment where this ORT has it; older builds only report the
+        session's EP list, which must then lead with ``provider`` (fallback is disabled anyway).
+        """
+        if not hasattr(session, "get_provider_graph_assignment_info"):
+            if session.get_providers()[0] != self.provider:
+                raise PlacementError(f"{self.name}: session providers {session.get_providers()}")
+            return
+        placed = [
+            (subgraph.ep_name, node.op_type)
+            for subgraph in session.get_provider_graph_assignment_info()
+            for node in subgraph.get_nodes()
+        ]
+        wrong = [(ep, op) for ep, op in placed if ep != self.provider]
+        if wrong or not any(op == "LinearAttention" for _, op in placed):
+            raise PlacementError(
+                f"{self.name}: LinearAttention must run on {self.provider}, ORT placed nodes as {placed}"
+            )
+
+    # ---- running -----------------------------------------------------------------------------
+    def _run_error(self, err: Exception) -> BackendError:
+        message = ort_message(err)
+        if any(phrase in message for phrase in self.unsupported_messages):
+            return Unsupported(self.name, message)
+        return Rejected(self.name, message)
+
+    def _execute(self, session: Any, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        if case.aliased and "past_state" in case.inputs:
+            output, state = self._run_bound(session, case, self._device_value(case.inputs["past_state"]),
+                                            aliased=True)
+            return output, state.numpy()
+        try:
+            output, state = session.run(["output", "present_state"], dict(case.inputs))
+        except Exception as err:
+            raise self._run_error(err) from err
+        return output, state
+
+    def _device_value(self, array: np.ndarray) -> Any:
+        return self.ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array), self.value_device, 0)
+
+    def _run_bound(self, session: Any, case: Case, past: Any | None, *, aliased: bool) -> tuple[np.ndarray, Any]:
+        """One IOBinding run with the state on the device: ``past`` (an OrtValue, or None) is
+        bound as ``past_state`` and, when ``aliased``, also as ``present_state``. Returns the
+        output as NumPy and the present state as a device OrtValue."""
+        binding = session.io_binding()
+        for name, array in case.inputs.items():
+            if name != "past_state":
+                binding.bind_cpu_input(name, np.ascontiguousarray(array))
+        if past is not None:
+            binding.bind_ortvalue_input("past_state", past)
+        if aliased and past is not None:
+            binding.bind_ortvalue_output("present_state", past)
+        else:
+            binding.bind_output("present_state", self.value_device, 0)
+        binding.bind_output("output", self.value_device, 0)
+        try:
+            session.run_with_iobinding(binding)
+        except Exception as err:
+            raise self._run_error(err) from err
+        values = dict(zip([o.name for o in session.get_outputs()], binding.get_outputs(), strict=True))
+        present = past if aliased and past is not None else values["present_state"]
+        return values["output"].numpy(), present
+
+    def run_continued(self, case: Case, split: int) -> tuple[np.ndarray, np.ndarray]:
+        """Run ``case`` as two calls, tokens ``[0, split)`` then ``[split, T)``.
+
+        The second call's ``past_state`` is the device value the first call wrote (no host round
+        trip); with ``case.aliased`` each call binds its state value as both ``past_state`` and
+        ``present_state``. Returns the concatenated output and the final state, which must equal
+        a single ``run(case)``. At ``W > 0`` the whole window written by the first call is passed
+        on (only its slot ``W-1`` is read), so this needs a native window.
+        """
+        if not 1 <= split < case.seq_len:
+            raise ValueError(f"run_continued: split must be in [1, {case.seq_len - 1}], got {split}")
+        if case.state_window and self._capabilities.window != "native":
+            raise Unsupported(self.name, "a two-call continuation at W > 0 needs an EP that runs W > 0")
+        head = case.with_inputs(**_token_slice(case, 0, split))
+        # the tail's past_state array only fixes the model signature: the device value is bound instead
+        placeholder = np.zeros(case.dims().state_shape, case.dtype)
+        tail = case.with_inputs(**_token_slice(case, split, case.seq_len), past_state=placeholder)
+        past = case.inputs.get("past_state")
+        state = None if past is None else self._device_value(past)
+        out_head, state = self._run_bound(self.session(head), head, state, aliased=case.aliased)
+        out_tail, state = self._run_bound(self.session(tail), tail, state, aliased=case.aliased)
+        return np.concatenate([out_head, out_tail], axis=1), state.numpy()
+
+    def _run_by_prefix(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        """Serve a ``W > 0`` case through ``W = 0`` runs of this EP (SPEC §2, prefix formulation).
+
+        The output comes from one ``W = 0`` run over all tokens, seeded with ``past_state[W-1]``;
+        slot ``j`` from a ``W = 0`` run over the first ``T - W + j + 1`` tokens. The EP validates
+        everything it sees at ``W = 0``; the window-only rules (the 5-D state shape) are checked by
+        the suite's validation, and a refusal says so.
+        """
+        window = case.state_window
+        past = case.inputs.get("past_state")
+        seeded = past[window - 1] if past is not None and past.ndim == 5 and len(past) == window else past
+        output, _ = self._run_legacy(case.with_inputs(past_state=seeded).inputs, case)
+        try:
+            present = oracles.window_by_prefix(
+                lambda **kw: self._run_legacy(kw, case), dict(case.inputs), dict(case.attrs)
+            )
+        except oracles.ValidationError as err:
+            raise Rejected(self.name, f"prefix mode, suite validation (the EP never saw W > 0): {err}") from err
+        return output, present.astype(case.dtype)
+
+    def _run_legacy(self, kwargs: dict[str, Any], case: Case) -> tuple[np.ndarray, np.ndarray]:
+        """One ``W = 0`` run: inputs from ``kwargs`` (None = omitted), attributes from ``case``
+        without ``state_window`` (absent means 0, in every schema, including those without it)."""
+        inputs = {name: kwargs[name] for name in INPUT_NAMES if kwargs.get(name) is not None}
+        legacy = Case(inputs=inputs, attrs=case.attrs, aliased=case.aliased).with_attrs(state_window=None)
+        return self._execute(self.session(legacy), legacy)
+
+    # ---- the capability probe ----------------------------------------------------------------
+    def _probe(self) -> Capabilities:
+        """Run a tiny ``W = 0`` case, try a float16 session, and ask once whether ``W > 0`` is taken."""
+        try:
+            self._execute(self.session(probe_case()), probe_case())
+        except BackendError as err:
+            raise Unavailable(f"{self.name}: a minimal W = 0 float32 run failed: {err.message}") from err
+        dtypes = ["float32"]
+        try:
+            self.session(probe_case(dtype=np.float16))
+            dtypes.append("float16")
+        except BackendError:
+            pass
+        notes = []
+        try:
+            _, state = self._execute(self.session(probe_case(1)), probe_case(1))
+        except WindowUnsupported as err:
+            window, self.window_probe_message = "prefix", err.message
+            notes.append(f"W > 0 refused, served through W = 0 prefix runs: {err.message}")
+        except BackendError as err:
+            window, self.window_probe_message = "none", err.message
+            notes.append(f"W > 0 probe failed: {err.message}")
+        else:
+            window = "native" if state.shape == (1, 1, 1, 4, 4) else "none"
+            notes.append(f"W > 0 accepted; probe present_state shape {state.shape}")
+        return Capabilities(
+            dtypes=tuple(dtypes),
+            window=window,
+            aliasing=True,
+            device=self._device(),
+            versions=self._versions(),
+            notes=tuple(notes),
+        )
+
+
+def _token_slice(case: Case, start: int, stop: int) -> dict[str, np.ndarray]:
+    """The case's sequence inputs cut to tokens ``[start, stop)``."""
+    return {name: x[:, start:stop] for name, x in case.inputs.items() if name in SEQUENCE_INPUTS}
