@@ -184,12 +184,18 @@ class OrtBackend(Backend):
             raise Unsupported(self.name, f"ONNX Runtime's LinearAttention has no {case.dtype} kernel")
         return self._sessions.get(model_key(case), self._create_session)
 
-    def _create_session(self, key: ModelKey) -> Any:
+    def session_options(self) -> Any:
+        """The options of every session of this backend, before the EP is attached: quiet logs,
+        recorded node placement, and the CPU fallback disabled (where the EP is not the CPU)."""
         options = self.ort.SessionOptions()
         options.log_severity_level = SESSION_LOG_SEVERITY
         options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
         if self.fallback_can_be_disabled:
             options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        return options
+
+    def _create_session(self, key: ModelKey) -> Any:
+        options = self.session_options()
         providers = self._providers(options)
         try:
             session = self.ort.InferenceSession(build_model_for(key), options, providers=providers)
