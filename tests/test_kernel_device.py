@@ -11,6 +11,7 @@ from fuzz.backends import Rejected, Unavailable, Unsupported, create
 from fuzz.case import Case
 from kernels.device import FeatureMissing, KernelUnsupported, get_device
 from kernels.linear_attention import PARAMS_BYTES, LinearAttentionKernel, linear_attention, workspaces
+from kernels.timing import kernel_times_ns
 
 ATTRS = {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated_delta", "state_window": 3}
 BACKEND_NAMES = {"wgpu": "wgpu", "dawn": "wgpu-dawn"}
@@ -150,3 +151,19 @@ def test_backend(implementation: str) -> None:
     with pytest.raises(Unsupported, match="float64"):
         backend.run(Case(inputs=small_inputs(np.float64), attrs=ATTRS))
     backend.close()
+
+
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_kernel_times_from_timestamps(implementation: str) -> None:
+    kernel = kernel_or_skip(implementation)
+    if "timestamp-query" not in kernel.device.features:
+        pytest.skip(f"{implementation}: adapter {kernel.device.description} lacks timestamp-query")
+    tensors = {name: kernel.device.upload(x, name) for name, x in small_inputs().items()}
+    call = kernel.prepare(**tensors, **ATTRS)
+    live = kernel.device.memory.live_bytes
+    times = kernel_times_ns(call, 3)
+    assert times.shape == (3,) and (times >= 0).all() and times.sum() > 0
+    assert kernel.device.memory.live_bytes == live, "timing scratch must be released"
+    for tensor in [*tensors.values(), call.output, call.present_state]:
+        tensor.release()
+    call.release()
