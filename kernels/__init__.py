@@ -1,12 +1,13 @@
 """The suite's own WGSL LinearAttention kernel with state_window, on wgpu-native and on Dawn.
 
-``linear_attention`` is the ONNX op with NumPy in and out (the oracle's signature plus
+``kernels.linear_attention.linear_attention`` is the ONNX op with NumPy in and out (the oracle's signature plus
 ``aliased``/``implementation``/``adapter``); ``get_kernel(...).prepare`` binds device tensors for
-repeated dispatch, and ``LinearAttentionKernel.accept`` does select-a-slot-and-resume on the GPU.
+repeated dispatch, and ``LinearAttentionKernel.accept`` does select-a-slot-and-resume on the GPU. The function is
+not re-exported here: its name would shadow the ``kernels.linear_attention`` module.
 """
 
 from .device import DeviceTensor, DeviceUnavailable, FeatureMissing, GpuDevice, KernelUnsupported, get_device
-from .linear_attention import BoundCall, LinearAttentionKernel, get_kernel, linear_attention
+from .linear_attention import BoundCall, LinearAttentionKernel, get_kernel
 from .timing import kernel_times_ns
 
 __all__ = [
@@ -20,5 +21,4 @@ __all__ = [
     "get_device",
     "get_kernel",
     "kernel_times_ns",
-    "linear_attention",
 ]
