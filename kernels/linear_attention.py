@@ -35,8 +35,6 @@ KERNEL_DTYPES = ("float32", "float16")
 PARAMS_BYTES = 16
 """The per-call uniform (batch, sequence length, scale, padding): the kernel's only scratch."""
 
-OP_INPUTS = ("query", "key", "value", "past_state", "decay", "beta")
-
 
 def _stand_in(tensor: DeviceTensor | None) -> np.ndarray | None:
     """A zero-byte array with a device tensor's shape and dtype, for shape validation."""
@@ -80,13 +78,13 @@ class BoundCall:
     output: DeviceTensor
     present_state: DeviceTensor
     params: DeviceTensor
+    pipeline: Any
     bind_group: Any
 
     def encode(self, encoder: Any, timestamp_writes: Any = None) -> None:
         """Record this call's compute pass into a command encoder."""
-        pipeline = self.kernel.pipeline(self.spec)
         compute = encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
-        compute.set_pipeline(pipeline)
+        compute.set_pipeline(self.pipeline)
         compute.set_bind_group(0, self.bind_group)
         compute.dispatch_workgroups(self.spec.tiles, self.dims.kv_heads, self.dims.batch)
         compute.end()
@@ -112,6 +110,11 @@ class LinearAttentionKernel:
         self._pipelines: OrderedDict[KernelSpec, Any] = OrderedDict()
         self.compilations = 0
         """Pipelines compiled so far (a cache hit does not count)."""
+
+    @property
+    def cached_pipelines(self) -> int:
+        """Pipelines held in the cache now (at most ``max_pipelines``)."""
+        return len(self._pipelines)
 
     def pipeline(self, spec: KernelSpec) -> Any:
         """The compute pipeline of a variant, compiled once and kept in a bounded LRU cache."""
@@ -184,7 +187,7 @@ class LinearAttentionKernel:
         ]
         pipeline = self.pipeline(spec)
         bind_group = self.device.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
-        return BoundCall(self, dims, spec, bound, output, present_state, params, bind_group)
+        return BoundCall(self, dims, spec, bound, output, present_state, params, pipeline, bind_group)
 
     def copy_slot(self, source: DeviceTensor, slot: int, destination: DeviceTensor, destination_slot: int) -> None:
         """Copy window slot ``slot`` of ``source`` into slot ``destination_slot`` of ``destination`` on the GPU.

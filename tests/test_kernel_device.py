@@ -82,9 +82,13 @@ def test_pipelines_are_compiled_once_and_cache_is_bounded(implementation: str) -
     inputs = small_inputs()
     tensors = {name: kernel.device.upload(x, name) for name, x in inputs.items()}
     calls = [small.prepare(**tensors, **{**ATTRS, "update_rule": rule}) for rule in ("delta", "delta", "linear")]
+    calls[1].dispatch()
     assert small.compilations == 2, "one compilation per distinct variant"
     small.prepare(**tensors, **{**ATTRS, "update_rule": "gated"})
-    assert len(small._pipelines) == 2, "the pipeline cache must stay within its bound"
+    assert small.cached_pipelines == 2, "the pipeline cache must stay within its bound"
+    calls[0].dispatch()  # its pipeline was evicted from the cache; the call keeps its own
+    assert_bitwise(kernel.device.download(calls[0].present_state), kernel.device.download(calls[1].present_state),
+                   "a call whose pipeline was evicted")
     for call in calls:
         call.release()
         call.output.release()
