@@ -266,13 +266,6 @@ class Workspace:
             tensor.release()
         self.call.release()
 
-    @property
-    def nbytes(self) -> int:
-        """Device bytes held: inputs + output + present state (+ past when separate) + uniform."""
-        tensors = {id(t): t for t in [*self.inputs.values(), self.call.output, self.call.present_state,
-                                      self.call.params]}
-        return sum(t.size for t in tensors.values())
-
 
 class WorkspaceCache:
     """A bounded LRU of workspaces, so repeated calls of one shape reuse their device buffers."""
