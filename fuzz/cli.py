@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
+
+EXIT_USAGE = 2
 
 
 def _prepare_environment() -> None:
@@ -31,6 +34,202 @@ def _cmd_backends(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seconds(text: str) -> float:
+    """``90``, ``90s``, ``3m`` or ``1h`` as seconds (argparse type)."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "s")
+    try:
+        value = float(number) * units[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad duration {text!r}: e.g. 90s, 3m, 1h") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"duration must be positive, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
+    return value
+
+
+def _shard(text: str):
+    from fuzz.shard import Shard
+
+    try:
+        return Shard.parse(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _names(text: str | None, known: list[str]) -> list[str]:
+    return known if text in (None, "all") else [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _backend_names(text: str | None) -> list[str]:
+    from fuzz.backends import REGISTRY
+
+    return _names(text, list(REGISTRY))
+
+
+def _open_backends(names: list[str]) -> tuple[dict, dict[str, str]]:
+    """Create the named backends that exist here, keyed by their own names; and why the others do not."""
+    from fuzz.backends import Unavailable
+    from fuzz.explore import resolve_backend
+
+    found, missing = {}, {}
+    for name in names:
+        try:
+            backend = resolve_backend(name)
+        except Unavailable as err:
+            missing[name] = str(err)
+        else:
+            found[backend.name] = backend
+    return found, missing
+
+
+def _cmd_campaign(args: argparse.Namespace) -> int:
+    from fuzz.campaign import CampaignConfig, available_backends, run_campaign
+    from fuzz.explore import resolve_property
+    from fuzz.properties import PROPERTIES
+
+    properties = _names(args.properties, list(PROPERTIES))
+    for name in properties:
+        resolve_property(name)
+    backends, missing = available_backends(_backend_names(args.backends))
+    for name, reason in missing.items():
+        print(f"[lafuzz] skipping backend {name}: {reason}", file=sys.stderr)
+    if not backends:
+        print("lafuzz campaign: no backend is available here (see `lafuzz backends`)", file=sys.stderr)
+        return EXIT_USAGE
+    config = CampaignConfig(
+        properties=properties,
+        backends=backends,
+        seed=args.seed,
+        shard=args.shard,
+        jobs=args.jobs,
+        time_budget=args.time if args.time or not args.examples else None,
+        example_budget=args.examples,
+        examples_per_unit=args.examples_per_unit,
+        limits=args.limits,
+        out=Path(args.out),
+        database=args.database,
+        known_corpus=Path(args.corpus),
+        unavailable=missing,
+    )
+    summary = run_campaign(config)
+    out = Path(args.out)
+    print(f"{len(summary['findings'])} finding(s) in {summary['examples']} cases "
+          f"({summary['cases_per_second']}/s, peak {summary['peak_rss_mib']} MiB); "
+          f"report: {out / 'report.html'}, summary: {out / 'summary.json'}, corpus: {out / 'corpus'}")
+    return summary["exit_status"]
+
+
+def _entries(paths: list[str], default_root: str):
+    """Corpus entries from entry directories or corpus roots (default: the whole corpus)."""
+    from fuzz import corpus
+
+    found = []
+    for path in map(Path, paths or [default_root]):
+        if (path / "entry.json").is_file():
+            found.append(corpus.read_entry(path))
+        elif path.is_dir():
+            found.extend(corpus.read_entry(d) for d in corpus.entry_dirs(path))
+            found.extend(corpus.read_entry(d) for d in corpus.entry_dirs(path / "corpus"))
+        else:
+            raise FileNotFoundError(f"{path}: neither a corpus entry nor a corpus directory")
+    return found
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from fuzz.replay import NOW_FIXED, REGRESSION, STILL_FAILING, replay
+
+    entries = [e for e in _entries(args.paths, args.corpus) if not args.property or e.property == args.property]
+    backends, missing = _open_backends(_backend_names(args.backends))
+    for name, reason in missing.items():
+        print(f"[lafuzz] backend {name} not available: {reason}", file=sys.stderr)
+    try:
+        verdicts = replay(entries, backends)
+    finally:
+        for b in backends.values():
+            b.close()
+    counts: dict[str, int] = {}
+    for v in verdicts:
+        counts[v.verdict] = counts.get(v.verdict, 0) + 1
+        if args.verbose or v.verdict in (REGRESSION, STILL_FAILING, NOW_FIXED):
+            print(v.line())
+    print(f"replayed {len(entries)} entries, {len(verdicts)} checks: "
+          + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    return 1 if counts.get(REGRESSION) else 0
+
+
+def _cmd_repro(args: argparse.Namespace) -> int:
+    from fuzz import corpus
+    from fuzz.case import Case
+    from fuzz.corpus import Entry
+    from fuzz.replay import REGRESSION, STILL_FAILING, replay_entry
+
+    path = Path(args.path)
+    if (path / "entry.json").is_file():
+        entry = corpus.read_entry(path)
+    elif path.suffix == ".json" and path.with_suffix(".npz").is_file():
+        case = Case.from_bytes(path.read_text(), path.with_suffix(".npz").read_bytes())
+        if not args.property or not args.backends:
+            print("lafuzz repro: a saved case needs --property and --backends", file=sys.stderr)
+            return EXIT_USAGE
+        entry = Entry(args.property, tuple(args.backends.split(",")), "saved", "saved case", case)
+    else:
+        print(f"lafuzz repro: {path} is neither a corpus entry directory nor CASE.json beside CASE.npz",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if args.property:
+        entry.property = args.property
+    names = args.backends.split(",") if args.backends else list(entry.backends)
+    if entry.expected_arrays and not args.backends:
+        names = _backend_names(None)
+    backends, missing = _open_backends(names)
+    print(f"case: {entry.case.summary()}")
+    for name, reason in missing.items():
+        print(f"backend {name} not available: {reason}")
+    try:
+        verdicts = replay_entry(entry, backends)
+    finally:
+        for b in backends.values():
+            b.close()
+    for v in verdicts:
+        print(v.line())
+    return 1 if any(v.verdict in (REGRESSION, STILL_FAILING) for v in verdicts) else 0
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from fuzz.merge import merge_runs
+
+    merged = merge_runs([Path(p) for p in args.runs], Path(args.out))
+    print(f"merged {merged['merged_from']} runs: {merged['examples']} cases, {len(merged['findings'])} finding(s) "
+          f"-> {args.out}/report.html")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from fuzz.report import regenerate
+
+    path = Path(args.summary)
+    print(regenerate(path / "summary.json" if path.is_dir() else path))
+    return 0
+
+
+def _cmd_import_cuda(args: argparse.Namespace) -> int:
+    from fuzz.cuda_corpus import import_reference
+
+    written = import_reference(Path(args.corpus), Path(args.source) if args.source else None)
+    print(f"wrote {len(written)} reference entries under {args.corpus}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lafuzz",
@@ -41,13 +240,61 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("backends", help="list the backends this machine has and what they can do")
     p.add_argument("--names", help="comma-separated backend names (default: all)")
     p.set_defaults(func=_cmd_backends)
+
+    p = sub.add_parser("campaign", help="fuzz: run the properties for a budget, save findings, write a report")
+    p.add_argument("--time", type=_seconds, help="time budget, e.g. 90s, 3m, 1h (default 3m)")
+    p.add_argument("--examples", type=_positive, help="example budget instead of time: a fixed amount of work")
+    p.add_argument("--seed", type=int, default=0, help="campaign seed: same seed and shard, same work (default 0)")
+    p.add_argument("--shard", type=_shard, default="1/1", help="run shard i of n, e.g. 2/4 (default 1/1)")
+    p.add_argument("-j", "--jobs", type=_positive, default=os.cpu_count() or 1, help="worker processes")
+    p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
+    p.add_argument("--properties", help="comma-separated properties, or all (default)")
+    p.add_argument("--limits", choices=["ci", "default", "big"], default="default", help="case size caps")
+    p.add_argument("--examples-per-unit", type=_positive, default=100, help="Hypothesis examples per work unit")
+    p.add_argument("--out", default="lafuzz-out", help="output directory (report, summary, corpus, database)")
+    p.add_argument("--database", help="example database: a directory or redis://HOST:PORT "
+                   "(default OUT/hypothesis-db)")
+    p.add_argument("--corpus", default="corpus", help="corpus whose known-failure marks apply (default corpus)")
+    p.set_defaults(func=_cmd_campaign)
+
+    p = sub.add_parser("replay", help="re-check corpus entries; exit 1 on any regression")
+    p.add_argument("paths", nargs="*", help="entry directories or corpus roots (default: --corpus)")
+    p.add_argument("--corpus", default="corpus")
+    p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
+    p.add_argument("--property", help="only entries of this property")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every verdict, passes included")
+    p.set_defaults(func=_cmd_replay)
+
+    p = sub.add_parser("repro", help="re-run one corpus entry (or a saved CASE.json + CASE.npz) and explain it")
+    p.add_argument("path")
+    p.add_argument("--property", help="check this property instead of the entry's")
+    p.add_argument("--backends", help="comma-separated backends instead of the entry's")
+    p.set_defaults(func=_cmd_repro)
+
+    p = sub.add_parser("merge", help="merge campaign outputs (shards) into one corpus, database and report")
+    p.add_argument("runs", nargs="+", help="campaign output directories")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_cmd_merge)
+
+    p = sub.add_parser("report", help="regenerate report.html from a summary.json (or its directory)")
+    p.add_argument("summary")
+    p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("import-cuda", help="write the CUDA EP reference cases as corpus entries")
+    p.add_argument("--corpus", default="corpus")
+    p.add_argument("--source", help="directory of cuda_reference.json/.npz (default: shared/cuda-reference)")
+    p.set_defaults(func=_cmd_import_cuda)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     _prepare_environment()
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (KeyError, ValueError, FileNotFoundError) as err:
+        print(f"lafuzz {args.command}: {err.args[0] if err.args else err}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

@@ -1,0 +1,191 @@
+"""One work unit of a campaign: a seeded Hypothesis run of one property over a set of backends.
+
+The unit counts every example and every backend call, tallies the case axes it drew, and turns
+the minimal failing example Hypothesis reports into a ``Finding`` (the shrunk case plus the
+property's verdict). Properties and backends are found by name in the engine's registries, or as
+``module:attribute`` so that test-only fakes reach spawned worker processes too.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import traceback
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from hypothesis import event, given, seed, settings, target
+
+from fuzz.backends import Backend, Capabilities, create
+from fuzz.case import Case
+from fuzz.compare import RATIO_CAP, Mismatch
+from fuzz.database import UnitDatabase
+from fuzz.properties import PROPERTIES, CheckResult, Property, PropertyFailure
+from fuzz.shard import WorkUnit
+from fuzz.strategies import Limits, case_axes
+from oracles.validation import ValidationError
+
+
+def _import(spec: str) -> Any:
+    module_name, _, attribute = spec.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def resolve_property(name: str) -> Property:
+    """A property by registry name or ``module:attribute``; raises ``KeyError`` listing the known ones."""
+    if ":" in name:
+        return _import(name)
+    try:
+        return PROPERTIES[name]
+    except KeyError:
+        raise KeyError(f"unknown property {name!r}; known: {', '.join(PROPERTIES)}") from None
+
+
+def resolve_backend(name: str) -> Backend:
+    """A backend by factory name or ``module:Class`` (may raise ``Unavailable``)."""
+    if ":" in name:
+        return _import(name)()
+    return create(name)
+
+
+class CountingBackend(Backend):
+    """Delegates to ``inner`` and counts its calls (what "cases run" means per backend)."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.calls = 0
+
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities()
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        self.calls += 1
+        return self.inner.run(case)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def axes(case: Case) -> list[str]:
+    """The coverage labels of a case (the engine's axes; an invalid case by the rule it breaks)."""
+    try:
+        return case_axes(case)
+    except ValidationError:
+        return [f"broken-rule={case.notes.get('broken_rule', 'unknown')}", f"dtype={case.dtype}"]
+
+
+def ratio_bucket(ratio: float) -> str:
+    """A decade of error/tolerance, for the report's histogram (``"1e-3"`` = in [1e-3, 1e-2))."""
+    if ratio <= 0:
+        return "0"
+    return f"1e{math.floor(math.log10(min(ratio, RATIO_CAP)))}"
+
+
+@dataclass
+class Finding:
+    """A minimal failing case and the property's verdict on it."""
+
+    property: str
+    backends: tuple[str, ...]
+    kind: str
+    signature: str
+    report: str
+    case: Case
+    mismatch: dict[str, Any] | None = None
+
+
+@dataclass
+class UnitResult:
+    """What one unit did: counts, coverage, the finding (if any) and the database keys it used."""
+
+    unit: WorkUnit
+    examples: int = 0
+    backend_calls: dict[str, int] = field(default_factory=dict)
+    coverage: Counter = field(default_factory=Counter)
+    ratios: Counter = field(default_factory=Counter)
+    """Examples per decade of their worst error/tolerance ratio (``ratio_bucket``)."""
+    finding: Finding | None = None
+    database_keys: set[bytes] = field(default_factory=set)
+    seconds: float = 0.0
+
+
+def mismatch_facts(mismatch: Mismatch | None) -> dict[str, Any] | None:
+    """Where and by how much a comparison failed, as JSON-ready values (None without a mismatch)."""
+    if mismatch is None:
+        return None
+    facts = {"pair": "/".join(mismatch.backends), "tensor": mismatch.tensor, "slot": mismatch.slot,
+             "reason": mismatch.reason, "where": mismatch.where(), "ratio": float(mismatch.ratio)}
+    for name in ("error", "tolerance", "actual", "expected"):
+        value = getattr(mismatch, name)
+        facts[name] = None if value is None else float(value)
+    return facts
+
+
+def finding_from(failure: PropertyFailure, case: Case) -> Finding:
+    """The finding of a property failure (its own case when it carries one, else ``case``)."""
+    return Finding(
+        property=failure.property,
+        backends=tuple(failure.backends),
+        kind=failure.kind,
+        signature=failure.signature,
+        report=failure.report,
+        case=failure.case if failure.case is not None else case,
+        mismatch=mismatch_facts(failure.mismatch),
+    )
+
+
+def run_unit(
+    unit: WorkUnit,
+    backends: Sequence[CountingBackend],
+    *,
+    limits: Limits,
+    base: settings,
+    max_examples: int,
+    database: UnitDatabase | None,
+    on_example: Callable[[], None] = lambda: None,
+) -> UnitResult:
+    """Run ``unit`` with Hypothesis exploring from the unit's seed; never raises a property failure."""
+    prop = resolve_property(unit.property)
+    result = UnitResult(unit)
+    before = {b.name: b.calls for b in backends}
+    last: list[Case] = []
+
+    @settings(base, max_examples=max_examples, database=database, derandomize=False, report_multiple_bugs=False)
+    @seed(unit.seed)
+    @given(prop.strategy(limits))
+    def body(case: Case) -> None:
+        last[:] = [case]
+        labels = axes(case)
+        for label in labels:
+            event(label)
+        result.examples += 1
+        result.coverage.update(labels)
+        on_example()
+        checked = prop.check(case, backends) or CheckResult()
+        result.ratios[ratio_bucket(checked.max_ratio)] += 1
+        target(min(checked.max_ratio, RATIO_CAP), label=f"{unit.property} error/tolerance")
+
+    try:
+        body()
+    except PropertyFailure as failure:
+        result.finding = finding_from(failure, last[-1])
+    except Exception as error:  # a harness or backend bug is a finding too, never a lost campaign
+        if not last:
+            raise
+        result.finding = Finding(
+            property=unit.property,
+            backends=tuple(b.name for b in backends),
+            kind="harness-error",
+            signature=f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}",
+            report="".join(traceback.format_exception(error)),
+            case=last[0],
+        )
+    finally:
+        result.backend_calls = {b.name: b.calls - before[b.name] for b in backends}
+        if database is not None:
+            result.database_keys = set(database.keys_used)
+    return result
