@@ -7,18 +7,24 @@ The parent enforces a deadline per case, sees the worker die (signal or exit cod
 ``Crashed`` or ``TimedOut`` with the signal, exit code, elapsed time and the case summary, starts a
 fresh worker for the next case, and goes on.
 
-Workers are started with ``spawn`` (never ``fork``: the parent may already hold GPU devices and
-threads of native libraries).
+Workers are fresh interpreters (``python -m fuzz.isolation``), never forks: the parent may already
+hold GPU devices and threads of native libraries, and, unlike ``multiprocessing``'s spawn, a fresh
+interpreter does not re-import the caller's main script (which need not be import-safe). Messages
+travel over the worker's stdin and a private duplicate of its stdout; the worker's fd 1 then points
+at stderr, so whatever a native library prints cannot corrupt them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
-import multiprocessing
+import os
 import signal
+import subprocess
+import sys
 import time
 import traceback
+from multiprocessing.connection import Connection
 from typing import Any
 
 import numpy as np
@@ -62,8 +68,10 @@ def make_backend(target: str, options: dict[str, Any]) -> Backend:
     return create(target, **options)
 
 
-def _serve(conn: Any, target: str, options: dict[str, Any]) -> None:
-    """The worker's loop: create the backend, then answer one message per case until told to stop."""
+def _serve(conn: _Channel) -> None:
+    """The worker's loop: create the backend named in the first message, then answer one message
+    per case until told to stop or the parent goes away."""
+    target, options = conn.recv()
     try:
         backend = make_backend(target, options)
         conn.send(("ready", backend.capabilities()))
@@ -86,6 +94,29 @@ def _serve(conn: Any, target: str, options: dict[str, Any]) -> None:
         except Exception as err:
             conn.send(("exception", f"{type(err).__name__}: {err}", traceback.format_exc()))
     backend.close()
+
+
+class _Channel:
+    """Pickled messages over two pipe ends (one to read, one to write), e.g. a child's stdout/stdin."""
+
+    def __init__(self, reader: Any, writer: Any) -> None:
+        self._reader = Connection(os.dup(reader.fileno()), writable=False)
+        self._writer = Connection(os.dup(writer.fileno()), readable=False)
+        reader.close()
+        writer.close()
+
+    def send(self, message: Any) -> None:
+        self._writer.send(message)
+
+    def recv(self) -> Any:
+        return self._reader.recv()
+
+    def poll(self, timeout: float) -> bool:
+        return self._reader.poll(timeout)
+
+    def close(self) -> None:
+        self._reader.close()
+        self._writer.close()
 
 
 def _how_it_ended(exitcode: int | None) -> str:
@@ -116,22 +147,19 @@ class IsolatedBackend(Backend):
 
     def _start(self) -> Capabilities:
         """Start a worker and wait for its backend; raises ``Unavailable`` as the backend would."""
-        context = multiprocessing.get_context("spawn")
-        parent_end, child_end = context.Pipe()
-        process = context.Process(
-            target=_serve, args=(child_end, self.name, self._options), daemon=True,
-            name=f"lafuzz-worker-{self.name}",
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "fuzz.isolation"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
         )
-        process.start()
-        child_end.close()
-        self._process, self._conn = process, parent_end
+        self._process, self._conn = process, _Channel(process.stdout, process.stdin)
         started = time.monotonic()
-        if not parent_end.poll(self.start_timeout_s):
-            self._stop(kill=True)
-            raise Unavailable(f"{self.name}: worker did not start within {self.start_timeout_s:g} s")
         try:
-            kind, payload = parent_end.recv()
-        except EOFError:
+            self._conn.send((self.name, self._options))
+            if not self._conn.poll(self.start_timeout_s):
+                self._stop(kill=True)
+                raise Unavailable(f"{self.name}: worker did not start within {self.start_timeout_s:g} s")
+            kind, payload = self._conn.recv()
+        except (EOFError, BrokenPipeError):
             how = self._stop(kill=False)
             raise Unavailable(
                 f"{self.name}: worker {how} while starting ({time.monotonic() - started:.2f} s)"
@@ -149,10 +177,13 @@ class IsolatedBackend(Backend):
             self._conn = None
         if process is None:
             return "not running"
-        if kill and process.is_alive():
+        if kill and process.poll() is None:
             process.kill()
-        process.join(timeout=10)
-        return _how_it_ended(process.exitcode)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            return "did not end within 10 s"
+        return _how_it_ended(process.returncode)
 
     def capabilities(self) -> Capabilities:
         return self._capabilities
@@ -192,7 +223,8 @@ class IsolatedBackend(Backend):
             with contextlib.suppress(BrokenPipeError, OSError):
                 self._conn.send(("close",))
         if self._process is not None:
-            self._process.join(timeout=10)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=10)
         self._stop(kill=True)
 
 
@@ -203,3 +235,14 @@ def isolated(name: str, **options: Any) -> IsolatedBackend:
     Raises ``Unavailable`` when the backend cannot be created in the worker.
     """
     return IsolatedBackend(name, **options)
+
+
+def _worker_main() -> None:
+    """Entry of a worker process: keep a private copy of stdout for replies, point fd 1 at stderr."""
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    _serve(_Channel(sys.stdin.buffer, replies))
+
+
+if __name__ == "__main__":
+    _worker_main()

@@ -252,7 +252,12 @@ class OrtBackend(Backend):
         return output, state
 
     def _device_value(self, array: np.ndarray) -> Any:
-        return self.ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array), self.value_device, 0)
+        """A copy of ``array`` in memory ORT owns on the EP's device. (On the CPU an OrtValue made
+        from a NumPy array would borrow the array: an aliased run would overwrite the case's own
+        input, and a temporary copy could be freed under ORT.)"""
+        value = self.ort.OrtValue.ortvalue_from_shape_and_type(array.shape, array.dtype, self.value_device, 0)
+        value.update_inplace(np.ascontiguousarray(array))
+        return value
 
     def _run_bound(self, session: Any, case: Case, past: Any | None, *, aliased: bool) -> tuple[np.ndarray, Any]:
         """One IOBinding run with the state on the device: ``past`` (an OrtValue, or None) is
@@ -264,18 +269,17 @@ class OrtBackend(Backend):
                 binding.bind_cpu_input(name, np.ascontiguousarray(array))
         if past is not None:
             binding.bind_ortvalue_input("past_state", past)
+        binding.bind_output("output", self.value_device, 0)  # bound outputs come back in bind order
         if aliased and past is not None:
             binding.bind_ortvalue_output("present_state", past)
         else:
             binding.bind_output("present_state", self.value_device, 0)
-        binding.bind_output("output", self.value_device, 0)
         try:
             session.run_with_iobinding(binding)
         except Exception as err:
             raise self._run_error(err) from err
-        values = dict(zip([o.name for o in session.get_outputs()], binding.get_outputs(), strict=True))
-        present = past if aliased and past is not None else values["present_state"]
-        return values["output"].numpy(), present
+        output, present = binding.get_outputs()
+        return output.numpy(), present
 
     def run_continued(self, case: Case, split: int) -> tuple[np.ndarray, np.ndarray]:
         """Run ``case`` as two calls, tokens ``[0, split)`` then ``[split, T)``.
