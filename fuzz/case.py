@@ -116,6 +116,10 @@ class Case:
             parts.append(f"poison={self.poison}")
         return " ".join(parts)
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """Hypothesis (and IPython) print a case as its summary, not thousands of array values."""
+        printer.text(f"Case<{self.summary()}>")
+
     # ---- lossless serialisation -------------------------------------------------------------
     def metadata(self) -> dict[str, Any]:
         """JSON-ready description of everything but the array values."""

@@ -1,0 +1,382 @@
+"""The one tolerance model of the suite, and the comparison that reports the worst element.
+
+Tolerance model (the only place tolerances are decided)
+-------------------------------------------------------
+Each result is compared with the exact answer, which the float64 oracle gives (its own error,
+``~1e-16`` relative, is negligible). A result may deviate from it by the sum of three terms:
+
+``rounding``
+    Half a unit in the last place of the stored type at the exact value: a result stored in
+    fp16 (or fp32) is rounded once (SPEC §2: each slot rounded once to the state's type).
+    ``np.spacing`` gives the unit, subnormals included, so tiny fp16 answers get the absolute
+    resolution of the format and no more.
+``accumulation``
+    ``ACCUMULATION_FACTOR * depth * eps(compute) * (|exact| + block)``. The recurrence runs in
+    float32 for fp32 and fp16 inputs (SPEC §2 allows f32 for fp16), float64 for the oracle.
+    ``depth = tokens + d_k`` counts the sequential operations behind one element: one state
+    update per token and a ``d_k``-long dot product in retrieval and readout. ``block`` is the
+    magnitude of the terms behind the element (``Exact``): the Frobenius norm of its state slot,
+    or ``scale * |q| * |S|_F`` for an output, because a sum that cancels to a small value still
+    carries the rounding errors of its large terms. Worst-case bounds (``tokens * d_k``) are
+    orders of magnitude looser than any correct float32 implementation; the linear bound with
+    factor 4 keeps half an fp16 ulp the dominant term for fp16, so a result rounded twice
+    (about one ulp off) is still caught.
+``reseeded``
+    Only for results that resumed from a stored slot (select-and-resume): the slot was rounded to
+    the stored type before the next call read it, so ``eps(storage) * block`` more.
+
+Two results compared with each other (backend against backend) may deviate by the sum of their
+own budgets. NaN never passes unless every side is NaN where the exact answer is; an infinity
+must match the exact answer's infinity; a finite exact answer demands finite results. Bitwise
+comparisons (poison invariance, aliasing) and exact zeros (leading slots) have no tolerance.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from oracles.recurrence import run_recurrence, seed_state, window_from_states
+from oracles.validation import validate
+
+ACCUMULATION_FACTOR = 4.0
+"""Multiplier of the per-operation rounding error in the accumulation term (see module docstring)."""
+
+COMPUTE_DTYPE = {
+    np.dtype(np.float16): np.dtype(np.float32),
+    np.dtype(np.float32): np.dtype(np.float32),
+    np.dtype(np.float64): np.dtype(np.float64),
+}
+"""The arithmetic precision assumed behind a result of each stored type."""
+
+RATIO_CAP = 1e6
+"""Ratios above this (or infinite) are reported as this to ``hypothesis.target``, which needs finite values."""
+
+
+class Match(enum.Enum):
+    """How strictly two results must agree."""
+
+    CLOSE = "close"
+    """Within the tolerance model."""
+    BITWISE = "bitwise"
+    """Every bit identical (NaN payloads included)."""
+    EQUAL = "equal"
+    """Numerically equal, no tolerance (``-0.0 == 0.0``; NaN never equal)."""
+
+
+def eps(dtype: np.dtype) -> float:
+    """Machine epsilon of a float type."""
+    return float(np.finfo(dtype).eps)
+
+
+@dataclass(frozen=True)
+class Exact:
+    """The float64 answer to one call, with the magnitude each element's tolerance scales with.
+
+    A state element's block is the Frobenius norm of its ``d_k x d_v`` slot; an output element's
+    block is ``scale * |q| * |S|_F`` for its head and token, which bounds every term of the readout
+    sum (Cauchy-Schwarz), so a readout that cancels to a small value keeps the tolerance of the
+    terms it summed.
+    """
+
+    output: np.ndarray
+    present_state: np.ndarray
+    state_block: np.ndarray
+    """Broadcast to ``present_state``'s shape."""
+    scale: float
+    q_norm: np.ndarray
+    """``|q|`` per ``(batch, token, output head)``."""
+    state_norm: np.ndarray
+    """``|S|_F`` after each token, per ``(batch, token, kv head)``."""
+    head_map: np.ndarray
+    """The kv head each output head reads."""
+
+    @property
+    def output_block(self) -> np.ndarray:
+        """Broadcast to ``output``'s shape."""
+        return self._readout_block(self.state_norm[:, :, self.head_map])
+
+    def _readout_block(self, state_norm: np.ndarray) -> np.ndarray:
+        per_head = self.scale * self.q_norm * state_norm
+        d_v = self.output.shape[-1] // per_head.shape[-1]
+        return np.repeat(per_head, d_v, axis=-1)
+
+    def part(self, tensor: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, block)`` of ``"output"`` or ``"present_state"``."""
+        if tensor == "output":
+            return self.output, self.output_block
+        return self.present_state, self.state_block
+
+    def reseeded_at(self, tokens: int, storage: np.dtype) -> Blocks:
+        """Blocks for a run that resumed from the state after ``tokens`` tokens, stored as ``storage``.
+
+        The rounding of that state propagates through decays (``exp(g) <= 1``) and delta updates
+        (``|I - b k k^T| <= 1`` for the cases generated), never growing, so every later element
+        keeps at least the magnitude of the seed behind it. Below the smallest normal number the
+        rounding is absolute, so the seed counts as at least ``smallest_normal * sqrt(d_k * d_v)``.
+        """
+        d_k, d_v = self.present_state.shape[-2:]
+        floor = float(np.finfo(storage).smallest_normal) * np.sqrt(d_k * d_v)
+        seed = self.state_norm[:, tokens - 1] + floor  # (B, H_kv)
+        state_block = np.maximum(self.state_block, seed[..., None, None])
+        out_seed = np.broadcast_to(seed[:, None, self.head_map], self.q_norm.shape)
+        out_block = np.maximum(self.output_block, self._readout_block(out_seed))
+        return Blocks(self, out_block, state_block)
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """An ``Exact`` answer with widened blocks (see ``Exact.reseeded_at``)."""
+
+    exact: Exact
+    output_block: np.ndarray
+    state_block: np.ndarray
+
+    def part(self, tensor: str) -> tuple[np.ndarray, np.ndarray]:
+        if tensor == "output":
+            return self.exact.output, self.output_block
+        return self.exact.present_state, self.state_block
+
+
+def _frobenius(states: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.sum(np.square(states), axis=(-2, -1)))
+
+
+def exact_answer(inputs: dict[str, np.ndarray], attrs: dict) -> Exact:
+    """Run the float64 oracle on one valid call and derive the magnitudes of its tolerances."""
+    dims = validate(**inputs, **attrs)
+    output, states = run_recurrence(
+        dims, inputs["query"], inputs["key"], inputs["value"], seed_state(dims, inputs.get("past_state")),
+        inputs.get("decay"), inputs.get("beta"),
+    )
+    present = window_from_states(dims, states)
+    b, t = dims.batch, dims.seq_len
+    q_norm = np.linalg.norm(inputs["query"].astype(np.float64).reshape(b, t, dims.q_heads, dims.d_k), axis=-1)
+    if dims.q_heads >= dims.kv_heads:
+        head_map = np.arange(dims.q_heads) // (dims.q_heads // dims.kv_heads)
+    else:
+        head_map = np.arange(dims.kv_heads)
+        q_norm = np.repeat(q_norm, dims.kv_heads // dims.q_heads, axis=2)
+    return Exact(
+        output=output, present_state=present,
+        state_block=np.broadcast_to(_frobenius(present)[..., None, None], present.shape),
+        scale=dims.scale, q_norm=q_norm, state_norm=_frobenius(np.stack(states, axis=1)), head_map=head_map,
+    )
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What the tolerance of one comparison is made of, for computing it and explaining it."""
+
+    storages: tuple[np.dtype, ...]
+    """Stored type of each side compared against the exact answer (float64 = the oracle)."""
+    depth: int
+    reseeded: np.dtype | None = None
+    """The stored type a resumed call's seed passed through, if it resumed from a stored slot."""
+
+    def tolerance(self, exact: np.ndarray, block: np.ndarray) -> np.ndarray:
+        """Per-element tolerance: the sum over the sides of rounding + accumulation (+ reseed)."""
+        absolute = np.where(np.isfinite(exact), np.abs(exact), 0.0)
+        total = np.zeros_like(absolute)
+        for storage in self.storages:
+            stored = np.minimum(absolute, np.finfo(storage).max).astype(storage)
+            total += 0.5 * np.spacing(stored).astype(np.float64)
+            total += ACCUMULATION_FACTOR * self.depth * eps(COMPUTE_DTYPE[storage]) * (absolute + block)
+            if self.reseeded is not None:
+                total += eps(self.reseeded) * block
+        return total
+
+    def describe(self) -> str:
+        reseed = f" + eps({np.dtype(self.reseeded).name})*block (reseeded)" if self.reseeded is not None else ""
+        sides = " + ".join(
+            f"[{np.dtype(s).name}: half-ulp + {ACCUMULATION_FACTOR:g}*{self.depth}*eps({COMPUTE_DTYPE[s].name})"
+            f"*(|exact|+block){reseed}]"
+            for s in self.storages
+        )
+        return f"depth={self.depth} tokens+d_k; {sides}"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """The worst element of a failed comparison, located in the operator's own terms."""
+
+    property: str
+    backends: tuple[str, str]
+    """``(actual side, expected side)``."""
+    tensor: str
+    """``"output"`` or ``"present_state"``."""
+    reason: str
+    """``"value"``, ``"nan"``, ``"non-finite"``, ``"bits"``, ``"not-equal"`` or ``"shape"``."""
+    slot: int | None
+    batch: int | None
+    head: int | None
+    row: int | None
+    """Token (output) or key row ``0..d_k-1`` (state)."""
+    col: int | None
+    """Value column ``0..d_v-1``."""
+    actual: float | None
+    expected: float | None
+    error: float | None
+    tolerance: float | None
+    ratio: float
+    failing: int
+    """How many elements fail (all of them for a shape mismatch)."""
+    total: int
+    case_summary: str
+    tolerance_model: str
+    actual_shape: tuple[int, ...] = ()
+    expected_shape: tuple[int, ...] = ()
+
+    def where(self) -> str:
+        """``slot s, batch b, head h, token t, col c`` (only the coordinates that apply)."""
+        row = "token" if self.tensor == "output" else "key row"
+        parts = [("slot", self.slot), ("batch", self.batch), ("head", self.head), (row, self.row),
+                 ("value col", self.col)]
+        return ", ".join(f"{name} {value}" for name, value in parts if value is not None)
+
+    def report(self) -> str:
+        """Readable multi-line account of the failure."""
+        a, b = self.backends
+        width = max(len(a), len(b))
+        if self.reason == "shape":
+            return "\n".join([
+                f"[{self.property}] {self.tensor}: shape {self.actual_shape} from {a}, "
+                f"{self.expected_shape} from {b}",
+                f"  case: {self.case_summary}",
+            ])
+        lines = [
+            f"[{self.property}] {self.tensor} of {a} vs {b}: {self.reason} mismatch at {self.where()}",
+            f"  {a:>{width}} = {self.actual!r}",
+            f"  {b:>{width}} = {self.expected!r}",
+            f"  |error| = {self.error:.6g}, tolerance = {self.tolerance:.6g}, ratio = {self.ratio:.4g}; "
+            f"{self.failing} of {self.total} compared elements fail",
+            f"  tolerance model: {self.tolerance_model}",
+            f"  case: {self.case_summary}",
+        ]
+        return "\n".join(lines)
+
+
+class MismatchError(AssertionError):
+    """A comparison failed; ``mismatch`` holds the worst element."""
+
+    def __init__(self, mismatch: Mismatch) -> None:
+        super().__init__(mismatch.report())
+        self.mismatch = mismatch
+
+
+@dataclass(frozen=True)
+class Where:
+    """Who is compared, for the report: the property, the two sides and the case."""
+
+    property: str
+    backends: tuple[str, str]
+    case_summary: str
+
+
+def _locate(index: tuple[int, ...], tensor: str, d_v: int) -> dict[str, int | None]:
+    """Operator coordinates of one element of ``output`` or ``present_state``."""
+    if tensor == "output":
+        batch, token, column = index
+        return {"slot": None, "batch": batch, "head": column // d_v, "row": token, "col": column % d_v}
+    slot = index[0] if len(index) == 5 else None
+    batch, head, row, col = index[-4:]
+    return {"slot": slot, "batch": batch, "head": head, "row": row, "col": col}
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    return x.view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+def _assess(actual: np.ndarray, expected: np.ndarray, exact: np.ndarray, match: Match,
+            budget: Budget, block: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per element: ``(error, tolerance, ratio, reason code)``; reason 0 = passes."""
+    a = actual.astype(np.float64)
+    e = expected.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.abs(a - e)
+    reason = np.zeros(a.shape, dtype=np.int8)
+    if match is Match.BITWISE:
+        tolerance = np.zeros_like(error)
+        if actual.dtype != expected.dtype:
+            reason[...] = 4
+        else:
+            reason[_bits(actual) != _bits(expected)] = 4
+    elif match is Match.EQUAL:
+        tolerance = np.zeros_like(error)
+        reason[~(a == e)] = 5
+    else:
+        tolerance = budget.tolerance(exact, block)
+        exact_nan, exact_inf = np.isnan(exact), np.isinf(exact)
+        exact_finite = np.isfinite(exact)
+        for side in (a, e):
+            reason[(exact_nan != np.isnan(side)) & (reason == 0)] = 2
+            wrong_inf = (exact_inf & (side != exact)) | (exact_finite & np.isinf(side))
+            reason[wrong_inf & (reason == 0)] = 3
+        finite = np.isfinite(a) & np.isfinite(e)
+        reason[finite & (error > tolerance) & (reason == 0)] = 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = error / tolerance
+    # a passing element never counts against the ratio (0/0, NaN where NaN is expected); a
+    # non-value failure (NaN, Inf, bits, equality) has no finite ratio
+    ratio = np.where((reason == 0) & ~np.isfinite(ratio), 0.0, ratio)
+    ratio = np.where(reason > 1, np.inf, ratio)
+    return error, tolerance, ratio, reason
+
+
+_REASONS = {1: "value", 2: "nan", 3: "non-finite", 4: "bits", 5: "not-equal"}
+
+
+def assert_close(
+    actual: np.ndarray,
+    expected: np.ndarray,
+    *,
+    exact: np.ndarray,
+    block: np.ndarray,
+    tensor: str,
+    d_v: int,
+    depth: int,
+    where: Where,
+    match: Match = Match.CLOSE,
+    storages: Sequence[np.dtype] | None = None,
+    reseeded: np.dtype | None = None,
+    mask: np.ndarray | None = None,
+) -> float:
+    """Compare ``actual`` with ``expected``; return the largest error/tolerance ratio, or raise.
+
+    ``exact`` is the float64 answer (the oracle's), which sets the tolerance and the NaN/Inf
+    expectations, and ``block`` the magnitude of its terms (``Exact.part``). ``storages`` are the
+    stored types whose budgets add up (default: the dtypes of ``actual`` and ``expected``);
+    ``reseeded`` is the stored type a resumed seed passed through; ``mask`` (broadcastable)
+    limits which elements are compared. Raises ``MismatchError`` naming the worst element.
+    """
+    actual, expected, exact = np.asarray(actual), np.asarray(expected), np.asarray(exact, dtype=np.float64)
+    sides = tuple(np.dtype(s) for s in (storages or (actual.dtype, expected.dtype)))
+    budget = Budget(sides, depth, None if reseeded is None else np.dtype(reseeded))
+    if actual.shape != expected.shape or actual.shape != exact.shape:
+        raise MismatchError(Mismatch(
+            property=where.property, backends=where.backends, tensor=tensor, reason="shape",
+            slot=None, batch=None, head=None, row=None, col=None, actual=None, expected=None, error=None,
+            tolerance=None, ratio=np.inf, failing=int(exact.size), total=int(exact.size),
+            case_summary=where.case_summary, tolerance_model=budget.describe(),
+            actual_shape=actual.shape, expected_shape=expected.shape,
+        ))
+    error, tolerance, ratio, reason = _assess(
+        actual, expected, exact, match, budget, np.broadcast_to(block, exact.shape))
+    selected = np.ones(exact.shape, dtype=bool) if mask is None else np.broadcast_to(mask, exact.shape)
+    ratio = np.where(selected, ratio, 0.0)
+    failing = selected & (reason > 0)
+    if not failing.any():
+        return float(ratio.max(initial=0.0))
+    worst = np.unravel_index(int(np.argmax(np.where(failing, ratio, -1.0))), exact.shape)
+    raise MismatchError(Mismatch(
+        property=where.property, backends=where.backends, tensor=tensor, reason=_REASONS[int(reason[worst])],
+        **_locate(tuple(int(i) for i in worst), tensor, d_v),
+        actual=actual[worst].item(), expected=expected[worst].item(), error=float(error[worst]),
+        tolerance=float(tolerance[worst]), ratio=float(ratio[worst]), failing=int(failing.sum()),
+        total=int(selected.sum()), case_summary=where.case_summary,
+        tolerance_model="bitwise identity" if match is Match.BITWISE
+        else ("exact equality" if match is Match.EQUAL else budget.describe()),
+    ))

@@ -1,0 +1,48 @@
+"""Hypothesis settings profiles of the suite: ``ci``, ``dev`` and ``campaign``.
+
+``ci`` is reproducible and small (derandomized, no example database); ``dev`` explores more with
+a local database; ``campaign`` is the long exploration, targeting the worst error ratios and
+remembering failures across runs. Cases are built from seeds and checked on real backends, so
+``too_slow`` and ``data_too_large`` are expected and suppressed, and no deadline applies (a WebGPU
+session compile can take half a second).
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, Phase, settings
+
+_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
+_ALL_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink, Phase.explain)
+
+PROFILES: dict[str, settings] = {
+    "ci": settings(
+        max_examples=15, derandomize=True, database=None, deadline=None, print_blob=False,
+        suppress_health_check=_QUIET, phases=_ALL_PHASES[:-1],
+    ),
+    "dev": settings(max_examples=100, deadline=None, suppress_health_check=_QUIET, print_blob=True),
+    "campaign": settings(
+        max_examples=5000, deadline=None, suppress_health_check=_QUIET, print_blob=True, phases=_ALL_PHASES,
+    ),
+}
+"""Profile name -> settings, registered with Hypothesis by ``register()``."""
+
+
+def register() -> None:
+    """Register every profile with Hypothesis (idempotent)."""
+    for name, profile in PROFILES.items():
+        settings.register_profile(name, profile)
+
+
+def get(name: str) -> settings:
+    """The settings of one profile; raises ``KeyError`` naming the known profiles."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise KeyError(f"unknown Hypothesis profile {name!r}; known: {', '.join(PROFILES)}") from None
+
+
+def load(name: str) -> settings:
+    """Register the profiles, make ``name`` the active one and return its settings."""
+    register()
+    settings.load_profile(name)
+    return get(name)
