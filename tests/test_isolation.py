@@ -86,13 +86,12 @@ def test_typed_errors_and_harness_errors_come_back(worker):
 def test_unavailable_backend_is_unavailable_when_isolated():
     try:
         create("ort-cuda")
-    except Unavailable as err:
-        reason = str(err)
+    except Unavailable:
+        pass
     else:
         pytest.skip("this machine has the CUDA EP: nothing unavailable to check with")
-    with pytest.raises(Unavailable) as caught:
+    with pytest.raises(Unavailable, match=r"ort-cuda: this onnxruntime has no CUDAExecutionProvider"):
         isolated("ort-cuda")
-    assert str(caught.value) == reason
 
 
 def test_isolated_ort_cpu_equals_in_process():
