@@ -151,7 +151,7 @@ def test_seq_len_zero_neither_crashes_nor_invents_state(backend):
 
 def test_session_cache_is_a_bounded_lru():
     backend = create("ort-cpu", cache_size=2)
-    cases = [fixed_case("linear", scale) for scale in (np.float32, np.float16)]
+    cases = [fixed_case("linear", dtype) for dtype in (np.float32, np.float16)]
     cases.append(cases[0].with_attrs(scale=0.5))
     for case in cases:
         backend.run(case)
