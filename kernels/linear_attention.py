@@ -196,24 +196,37 @@ class LinearAttentionKernel:
         the aliased case (``source is destination``) goes through a one-slot scratch tensor that
         lives only for this copy.
         """
+        encoder = self.device.device.create_command_encoder()
+        if source is not destination:
+            self.encode_slot_copy(encoder, source, slot, destination, destination_slot)
+            self.device.queue.submit([encoder.finish()])
+            return
+        scratch = self.device.tensor((1, *source.shape[1:]), source.dtype, "slot-scratch")
+        try:
+            self.encode_slot_copy(encoder, source, slot, scratch, 0)
+            self.encode_slot_copy(encoder, scratch, 0, destination, destination_slot)
+            self.device.queue.submit([encoder.finish()])
+        finally:
+            scratch.release()
+
+    @staticmethod
+    def encode_slot_copy(encoder: Any, source: DeviceTensor, slot: int, destination: DeviceTensor,
+                         destination_slot: int) -> None:
+        """Record a copy of window slot ``slot`` of ``source`` into ``destination_slot`` of another tensor.
+
+        The recording half of ``copy_slot`` (which submits it), for callers that put the copy in
+        their own command buffer, e.g. between timed passes. ``source`` and ``destination`` must be
+        different tensors (WebGPU forbids a copy within one buffer).
+        """
+        if source is destination:
+            raise ValueError("encode_slot_copy: source and destination are one buffer; use copy_slot")
         if source.shape[1:] != destination.shape[1:] or source.dtype != destination.dtype:
             raise ValueError(f"copy_slot: slot shapes differ: {source.shape} vs {destination.shape}")
         slot_bytes = int(np.prod(source.shape[1:])) * source.dtype.itemsize
         if slot_bytes % 4:
             raise KernelUnsupported(f"copy_slot: a slot of {slot_bytes} bytes is not a multiple of 4 bytes")
-        encoder = self.device.device.create_command_encoder()
-        scratch = None
-        if source is destination:
-            scratch = self.device.tensor(source.shape[1:], source.dtype, "slot-scratch")
-            encoder.copy_buffer_to_buffer(source.buffer, slot * slot_bytes, scratch.buffer, 0, slot_bytes)
-            encoder.copy_buffer_to_buffer(scratch.buffer, 0, destination.buffer, destination_slot * slot_bytes,
-                                          slot_bytes)
-        else:
-            encoder.copy_buffer_to_buffer(source.buffer, slot * slot_bytes, destination.buffer,
-                                          destination_slot * slot_bytes, slot_bytes)
-        self.device.queue.submit([encoder.finish()])
-        if scratch is not None:
-            scratch.release()
+        encoder.copy_buffer_to_buffer(source.buffer, slot * slot_bytes, destination.buffer,
+                                      destination_slot * slot_bytes, slot_bytes)
 
     def accept(self, call: BoundCall, accepted: int, saved_seed: DeviceTensor | None = None) -> None:
         """After ``call`` ran, make its ``past_state[W-1]`` the state after ``accepted`` tokens (SPEC §3).
