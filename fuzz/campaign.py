@@ -10,6 +10,7 @@ every unit, the cases other shards published there.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import multiprocessing
 import platform
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import hypothesis
+import psutil
 
 from fuzz import corpus, profiles
 from fuzz.backends import Unavailable
@@ -49,13 +51,15 @@ class CampaignConfig:
     jobs: int = 1
     time_budget: float | None = 180.0
     example_budget: int | None = None
-    examples_per_unit: int = 100
+    examples_per_unit: int = 25
     limits: str = "default"
     out: Path = Path("lafuzz-out")
     database: str | None = None
     """Directory or ``redis://HOST:PORT``; default ``<out>/hypothesis-db``."""
     known_corpus: Path | None = Path("corpus")
     """Where findings already marked as known failures are looked up."""
+    isolate: bool = True
+    """Run the ORT backends in crash-isolated worker processes (``fuzz.isolation``)."""
     unavailable: dict[str, str] = field(default_factory=dict)
     """Requested backends this machine lacks, with the reason (reported, not run)."""
 
@@ -75,7 +79,7 @@ class Worker:
 
     def __init__(self, config: CampaignConfig, on_example: Callable[[], None] = lambda: None) -> None:
         self.config = config
-        self.backends = [CountingBackend(resolve_backend(n)) for n in config.backends]
+        self.backends = [CountingBackend(resolve_backend(n, isolate=config.isolate)) for n in config.backends]
         self.names = tuple(b.name for b in self.backends)
         self.limits = LIMITS[config.limits]()
         self.base = profiles.get("campaign")
@@ -292,6 +296,21 @@ class Campaign:
         finally:
             worker.close()
 
+    def _hard_stop(self) -> float:
+        """When running units are abandoned: the time budget plus a grace of 10% (at least 15 s)."""
+        budget = self.config.time_budget or 0.0
+        return budget + max(15.0, 0.1 * budget)
+
+    @staticmethod
+    def _end_workers(pool: ProcessPoolExecutor) -> None:
+        """End this campaign's own worker processes (by pid), then the pool."""
+        workers = psutil.Process().children()
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in workers:
+            with contextlib.suppress(psutil.Error):
+                process.terminate()
+        psutil.wait_procs(workers, timeout=5)
+
     def _run_pool(self) -> None:
         context = multiprocessing.get_context("spawn")
         counter = context.Value("q", 0)
@@ -308,6 +327,13 @@ class Campaign:
                     pending.add(pool.submit(_run_in_worker, unit))
                 if not pending:
                     break
+                if self._out_of_budget():  # stop handing out work: drop what has not started yet
+                    pending = {f for f in pending if not f.cancel()}
+                    if self.progress.elapsed > self._hard_stop():
+                        self.progress.note(f"[lafuzz] budget spent: abandoning {len(pending)} running unit(s)")
+                        self._end_workers(pool)
+                        pending = set()
+                        break
                 done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
                 for future in done:
                     self.absorb(*future.result())

@@ -119,6 +119,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         out=Path(args.out),
         database=args.database,
         known_corpus=Path(args.corpus),
+        isolate=args.isolate,
         unavailable=missing,
     )
     summary = run_campaign(config)
@@ -250,11 +251,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
     p.add_argument("--properties", help="comma-separated properties, or all (default)")
     p.add_argument("--limits", choices=["ci", "default", "big"], default="default", help="case size caps")
-    p.add_argument("--examples-per-unit", type=_positive, default=100, help="Hypothesis examples per work unit")
+    p.add_argument("--examples-per-unit", type=_positive, default=25,
+                   help="Hypothesis examples per work unit (default 25)")
     p.add_argument("--out", default="lafuzz-out", help="output directory (report, summary, corpus, database)")
     p.add_argument("--database", help="example database: a directory or redis://HOST:PORT "
                    "(default OUT/hypothesis-db)")
     p.add_argument("--corpus", default="corpus", help="corpus whose known-failure marks apply (default corpus)")
+    p.add_argument("--no-isolation", dest="isolate", action="store_false",
+                   help="run ORT in the worker itself (faster; a native crash then ends the campaign)")
     p.set_defaults(func=_cmd_campaign)
 
     p = sub.add_parser("replay", help="re-check corpus entries; exit 1 on any regression")

@@ -23,6 +23,7 @@ from fuzz.backends import Backend, Capabilities, create
 from fuzz.case import Case
 from fuzz.compare import RATIO_CAP, Mismatch
 from fuzz.database import UnitDatabase
+from fuzz.isolation import isolated
 from fuzz.properties import PROPERTIES, CheckResult, Property, PropertyFailure
 from fuzz.shard import WorkUnit
 from fuzz.strategies import Limits, case_axes
@@ -44,10 +45,20 @@ def resolve_property(name: str) -> Property:
         raise KeyError(f"unknown property {name!r}; known: {', '.join(PROPERTIES)}") from None
 
 
-def resolve_backend(name: str) -> Backend:
-    """A backend by factory name or ``module:Class`` (may raise ``Unavailable``)."""
+ISOLATED_PREFIXES = ("ort-",)
+"""Backends run in a crash-isolated worker process during campaigns: native code that invalid
+input can kill (a segfault in ORT must become a ``crash`` finding, not the end of the campaign)."""
+
+
+def resolve_backend(name: str, *, isolate: bool = False) -> Backend:
+    """A backend by factory name or ``module:Class`` (may raise ``Unavailable``).
+
+    With ``isolate``, the ORT backends run in a worker process (``fuzz.isolation``).
+    """
     if ":" in name:
         return _import(name)()
+    if isolate and name.startswith(ISOLATED_PREFIXES):
+        return isolated(name)
     return create(name)
 
 

@@ -1,0 +1,98 @@
+"""The campaign end to end: a planted bug becomes a corpus entry that replay reproduces and, once
+the backend is repaired, reports as "now fixed"; the same seed finds the same things; the command
+line's exit status is honest; one short run goes through the real backends of this machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from test_campaign_fakes import REPAIRED_ENV, BrokenBackend
+
+from fuzz import corpus
+from fuzz.backends.oracle import OracleBackend
+from fuzz.campaign import CampaignConfig, available_backends, run_campaign
+from fuzz.progress import Progress
+from fuzz.replay import NOW_FIXED, REGRESSION, STILL_FAILING, replay
+
+BROKEN = "test_campaign_fakes:BrokenBackend"
+
+
+def _run(tmp_path, name: str, jobs: int = 1, seed: int = 11) -> dict:
+    config = CampaignConfig(properties=["backends-agree"], backends=["oracle", BROKEN], seed=seed, jobs=jobs,
+                            time_budget=None, example_budget=40, examples_per_unit=20, limits="ci",
+                            out=tmp_path / name, known_corpus=None)
+    return run_campaign(config, Progress(interval=60))
+
+
+def test_planted_bug_is_found_saved_replayed_and_then_fixed(tmp_path, monkeypatch):
+    summary = _run(tmp_path, "first")
+    assert summary["exit_status"] == 1 and summary["findings"], "the planted bug was not found"
+    finding = summary["findings"][0]
+    assert finding["backends"] == ["oracle", "broken"] and finding["kind"] == "mismatch"
+    assert "slot 0" in finding["mismatch"]["where"]
+    entries = corpus.load(tmp_path / "first" / "corpus")
+    assert [e.id for e in entries] == [f["id"] for f in summary["findings"]]
+    assert entries[0].provenance["backends"]["broken"]["device"]
+    html = (tmp_path / "first" / "report.html").read_text()
+    assert "lafuzz repro" in html and "data:image/png;base64," in html
+
+    again = _run(tmp_path, "second")
+    assert [f["id"] for f in again["findings"]] == [f["id"] for f in summary["findings"]]
+
+    available = {"oracle": OracleBackend(), "broken": BrokenBackend()}
+    assert [v.verdict for v in replay(entries, available)] == [REGRESSION] * len(entries)
+
+    path = tmp_path / "first" / "corpus" / entries[0].property / entries[0].id / "entry.json"
+    document = json.loads(path.read_text())
+    document["known_failure"] = {"backend": "broken", "implementation": "the test's BrokenBackend",
+                                 "explanation": "slot 0 is doubled on purpose"}
+    path.write_text(json.dumps(document))
+    marked = corpus.read_entry(path.parent)
+    assert replay([marked], available)[0].verdict == STILL_FAILING
+    monkeypatch.setenv(REPAIRED_ENV, "1")
+    fixed = replay([marked], available)[0]
+    assert fixed.verdict == NOW_FIXED and "remove the mark" in fixed.detail
+
+
+def _cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    return subprocess.run([sys.executable, "-m", "fuzz.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def test_command_line_finds_with_workers_and_replays(tmp_path):
+    out = tmp_path / "run"
+    result = _cli("campaign", "--examples", "40", "--examples-per-unit", "20", "-j", "2", "--limits", "ci",
+                  "--backends", f"oracle,{BROKEN}", "--properties", "backends-agree", "--out", str(out),
+                  "--corpus", str(tmp_path / "none"))
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "[lafuzz]" in result.stderr and "cases" in result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["findings"] and summary["examples"] >= 40
+    entry_dir = summary["findings"][0]["corpus_path"]
+    repro = _cli("repro", entry_dir, "--backends", f"oracle,{BROKEN}")
+    assert repro.returncode == 1 and "regression" in repro.stdout, repro.stdout + repro.stderr
+
+
+def test_bad_input_is_a_usage_error(tmp_path):
+    assert _cli("campaign", "--properties", "no-such-property", "--out", str(tmp_path)).returncode == 2
+    assert _cli("campaign", "--database", "redis://nohost", "--examples", "1", "--backends", "oracle",
+                "--out", str(tmp_path)).returncode == 2
+    assert _cli("campaign", "--time", "soon").returncode == 2
+
+
+def test_real_backends_short_campaign(tmp_path):
+    """Every backend this machine has, a few cases per property: the plumbing holds on the real thing."""
+    config = CampaignConfig(properties=["backends-agree", "leading-zeros", "error-parity"],
+                            backends=["oracle", "ort-cpu", "ort-webgpu", "wgpu", "wgpu-dawn"], seed=1,
+                            time_budget=None, example_budget=30, examples_per_unit=10, limits="ci",
+                            out=tmp_path / "real")
+    config.backends, config.unavailable = available_backends(config.backends)
+    summary = run_campaign(config, Progress(interval=60))
+    assert summary["examples"] >= 30 and summary["units"] == 3
+    assert set(summary["backends"]) == set(config.backends)
+    assert summary["exit_status"] == (1 if summary["findings"] else 0)
