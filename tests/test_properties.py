@@ -1,0 +1,95 @@
+"""Every property of the differential engine against every backend this machine has, CI budget.
+
+Each backend is checked together with the float64 oracle. A backend that cannot be created here
+is skipped with its reason; a property that checked nothing (every case unsupported, or the
+backend binds state separately) is skipped with the reasons it collected, never passed. Cases
+that a documented known issue affects (``fuzz.known_issues``) are declined for that backend, and
+the run's statistics say how many. Error parity runs each backend in a crash-isolated worker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fuzz import profiles
+from fuzz.backends import REGISTRY, Backend, Capabilities, Unavailable, Unsupported, create
+from fuzz.case import Case
+from fuzz.isolation import isolated
+from fuzz.known_issues import known_issue
+from fuzz.properties import PROPERTIES, RunStats, run_property
+from fuzz.strategies import Limits
+
+CI = profiles.get("ci")
+
+
+class KnownIssuesDeclined(Backend):
+    """A backend that declines (``Unsupported``) the cases a documented known issue of its own affects."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities()
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        issue = known_issue(self.name, case)
+        if issue is not None:
+            raise Unsupported(self.name, f"known issue {issue.id}")
+        return self.inner.run(case)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.fixture(scope="session")
+def backends():
+    """``get(name, crash_isolated=False)``: the backend, created once per test process, or why it cannot be."""
+    made: dict[tuple[str, bool], Backend | str] = {}
+
+    def get(name: str, *, crash_isolated: bool = False) -> Backend | str:
+        key = (name, crash_isolated)
+        if key not in made:
+            try:
+                made[key] = KnownIssuesDeclined(isolated(name) if crash_isolated else create(name))
+            except Unavailable as err:
+                made[key] = f"backend unavailable here: {err}"
+        return made[key]
+
+    yield get
+    for found in made.values():
+        if isinstance(found, Backend):
+            found.close()
+
+
+def _check(prop: str, selection: list[Backend | str], tmp_path: Path) -> RunStats:
+    for missing in (b for b in selection if isinstance(b, str)):
+        pytest.skip(missing)
+    stats = RunStats()
+    failure = run_property(PROPERTIES[prop], selection, limits=Limits.ci(), settings=CI, stats=stats,
+                           save_dir=tmp_path)
+    assert failure is None, failure.report
+    if stats.checked == 0:
+        pytest.skip(f"{prop} checked nothing on {[b.name for b in selection]}: {dict(stats.skips)}")
+    return stats
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+@pytest.mark.parametrize("prop", list(PROPERTIES))
+def test_property_holds(prop: str, name: str, backends, tmp_path: Path) -> None:
+    """``prop`` holds for ``name`` with the oracle beside it (the oracle alone, for ``oracle``)."""
+    isolate = prop == "error-parity" and name != "oracle"
+    selection = [backends("oracle")] + ([] if name == "oracle" else [backends(name, crash_isolated=isolate)])
+    stats = _check(prop, selection, tmp_path)
+    assert stats.max_ratio <= 1.0
+
+
+def test_all_backends_agree(backends, tmp_path: Path) -> None:
+    """Every available backend against every other, pair by pair, slot by slot."""
+    selection = [b for b in map(backends, REGISTRY) if isinstance(b, Backend)]
+    if len(selection) < 3:
+        pytest.skip(f"only {[b.name for b in selection]} available: no pair beyond the oracle")
+    _check("backends-agree", selection, tmp_path)
