@@ -1,0 +1,129 @@
+"""The command line of the benchmark: ``python -m fuzz.bench`` and, wired in later, ``lafuzz bench``.
+
+``add_subcommand(subparsers)`` adds ``bench`` to another parser (its handler is ``args.func``);
+``main`` is the standalone entry point. Exit status: 0 when every gate passed, 1 when one failed,
+2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from .protocol import FULL, QUICK
+from .report import markdown, write_outputs
+from .rollback import Acceptance
+from .runner import Options, run_benchmark
+from .workload import QUICK_SHAPE, REFERENCE_SHAPE, Shape
+
+EXIT_GATE_FAILED = 1
+EXIT_USAGE = 2
+QUICK_GROWTH_CALLS = 10
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _shapes(text: str) -> tuple[Shape, ...]:
+    try:
+        return tuple(Shape.parse(part.strip()) for part in text.split(";") if part.strip())
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _dtypes(text: str) -> tuple[str, ...]:
+    names = {"fp16": "float16", "float16": "float16", "fp32": "float32", "float32": "float32"}
+    try:
+        return tuple(names[part.strip()] for part in text.split(","))
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"dtypes are fp16/float16 and fp32/float32, got {text!r}") from None
+
+
+def _acceptance(text: str) -> Acceptance:
+    try:
+        return Acceptance.parse(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The benchmark's options."""
+    parser.add_argument("--out", type=Path, required=True, help="directory for results.json, report.md and the plot")
+    parser.add_argument("--quick", action="store_true",
+                        help=f"reduced protocol ({QUICK.warmups} warm-ups, {QUICK.iterations} iterations, "
+                             f"{QUICK.repetitions} repetitions) at the small shape {QUICK_SHAPE.label}")
+    parser.add_argument("--shapes", type=_shapes, help=f"'B,H,dk,dv;...' (default {REFERENCE_SHAPE.label}; "
+                        f"with --quick {QUICK_SHAPE.label})")
+    parser.add_argument("--dtypes", type=_dtypes, default=("float16", "float32"), help="default fp16,fp32")
+    parser.add_argument("--windows", type=_ints, default=(0, 1, 4, 8), help="state_window values (0 is always added)")
+    parser.add_argument("--seq-lens", type=_ints, default=(1, 4, 8), help="draft lengths T (default 1,4,8)")
+    parser.add_argument("--implementation", choices=("wgpu", "dawn"), default="wgpu",
+                        help="wgpu-native (default; precise timestamps) or Dawn (timestamps quantized)")
+    parser.add_argument("--adapter", help="pick the adapter whose description contains this text")
+    parser.add_argument("--acceptance", type=_acceptance, default=Acceptance(),
+                        help="accepted-length distribution given a rejection: uniform (default) or geometric:R")
+    parser.add_argument("--warmups", type=int, help="override the protocol's warm-ups")
+    parser.add_argument("--iterations", type=int, help="override the protocol's measured iterations")
+    parser.add_argument("--repetitions", type=int, help="override the protocol's repetitions")
+    parser.add_argument("--growth-calls", type=int, help="select-and-resume cycles of the memory growth check "
+                        f"(default 100; with --quick {QUICK_GROWTH_CALLS})")
+    parser.add_argument("--no-ort", action="store_true", help="skip the ORT WebGPU EP comparison")
+
+
+def options_from_args(args: argparse.Namespace) -> Options:
+    """The run's ``Options`` from parsed arguments (``ValueError`` for an inconsistent choice)."""
+    protocol = QUICK if args.quick else FULL
+    overrides = {name: getattr(args, name) for name in ("warmups", "iterations", "repetitions")
+                 if getattr(args, name) is not None}
+    default_shapes = (QUICK_SHAPE,) if args.quick else (REFERENCE_SHAPE,)
+    growth = args.growth_calls if args.growth_calls is not None else (QUICK_GROWTH_CALLS if args.quick else 100)
+    return Options(
+        shapes=args.shapes or default_shapes,
+        dtypes=args.dtypes,
+        windows=tuple(sorted({0, *args.windows})),
+        seq_lens=args.seq_lens,
+        implementation=args.implementation,
+        adapter=args.adapter,
+        acceptance=args.acceptance,
+        protocol=replace(protocol, **overrides),
+        growth_calls=growth,
+        ort=not args.no_ort,
+    )
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """Run the benchmark, write the outputs, print the report; 1 if a gate failed."""
+    os.makedirs(os.environ.setdefault("XDG_RUNTIME_DIR", f"/tmp/xdg-runtime-{os.getuid()}"), exist_ok=True)
+    options = options_from_args(args)
+    results = run_benchmark(options, log=lambda line: print(line, file=sys.stderr, flush=True))
+    written = write_outputs(results, args.out)
+    print(markdown(results))
+    print("written: " + ", ".join(str(path) for path in written.values()))
+    return 0 if results["all_passed"] else EXIT_GATE_FAILED
+
+
+def add_subcommand(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``bench`` to a subcommand parser; the handler is ``args.func(args) -> exit status``."""
+    parser = subparsers.add_parser("bench", help="performance and memory gates of SPEC §5 (kernel, rollback, ORT)",
+                                   description=__doc__)
+    add_arguments(parser)
+    parser.set_defaults(func=run_from_args)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fuzz.bench", description=__doc__)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run_from_args(args)
+    except ValueError as err:
+        print(f"fuzz.bench: {err}", file=sys.stderr)
+        return EXIT_USAGE

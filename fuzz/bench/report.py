@@ -1,0 +1,208 @@
+"""The benchmark's outputs: ``results.json``, ``report.md`` (also printed) and ``latency_vs_window.png``.
+
+The Markdown report states the definitions it measures, then one table each for latency by
+window, the rollback value, memory, the ORT comparison and the gate verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+DEFINITIONS = """\
+- verify_W: p50 kernel time of the W-window call over T draft tokens; verify_0: the same at W = 0.
+- Overhead: (verify_W - verify_0) / verify_0.
+- On a rejection with a accepted tokens (0 <= a < T): without a window the caller reruns the
+  accepted prefix (prefix_rerun(a): a W = 0 call over a tokens from the original past state; a = 0
+  costs nothing extra); with a window it selects a slot (checkpoint_select(a): the GPU time a slot
+  copy adds between two calls, measured as span[call, copy, call] - span[call, call]; a = 0 costs nothing).
+- p* = (verify_W - verify_0) / E[prefix_rerun - checkpoint_select | rejection], the expectation over
+  the stated acceptance distribution restricted to a < T; accepted lengths the window does not
+  represent (a <= T - W) need a rerun in both cases and contribute 0, as does a = 0.
+  p* undefined: selecting saves nothing. p* <= 0: the window costs no verification time.
+- Memory: live device bytes of one bound call (kernel counters) vs inputs + past_state + output +
+  window (present_state) + 16-byte uniform; growth over many select-and-resume cycles must be 0."""
+
+
+def _us(value: float) -> str:
+    return f"{value:,.1f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def latency_table(results: dict) -> str:
+    """p50 / p95 (us) by window, one row per (dtype, shape, T), with the overhead against W = 0."""
+    grouped: dict[tuple[str, str, int], dict[int, dict]] = {}
+    for row in results["configurations"]:
+        grouped.setdefault((row["dtype"], row["shape"], row["T"]), {})[row["W"]] = row["timing"]
+    windows = sorted({row["W"] for row in results["configurations"]})
+    rows = []
+    for (dtype, shape, seq_len), timing in grouped.items():
+        base = timing[0]["p50_us"]
+        cells = []
+        for w in windows:
+            t = timing[w]
+            extra = "" if w == 0 else f" ({100 * (t['p50_us'] - base) / base:+.1f}%)"
+            cells.append(f"{_us(t['p50_us'])} / {_us(t['p95_us'])}{extra}")
+        rows.append([dtype, shape, str(seq_len), *cells])
+    return _table(["dtype", "shape", "T", *(f"W={w} p50 / p95 us" for w in windows)], rows)
+
+
+def _p_star(value: float | None) -> str:
+    return "undefined" if value is None else f"{100 * value:.1f}%"
+
+
+def rollback_table(results: dict) -> str:
+    rows = []
+    for r in results["rollback"]:
+        detail = ", ".join(f"a={p['a']}: {_us(p['prefix_rerun_us'])}/{_us(p['checkpoint_select_us'])}"
+                           for p in r["per_accepted"])
+        rows.append([r["dtype"], r["shape"], str(r["T"]), str(r["W"]), _us(r["verify_W_us"] - r["verify_0_us"]),
+                     _us(r["expected_saving_us"]), _p_star(r["p_star"]), detail])
+    return _table(["dtype", "shape", "T", "W", "verify_W - verify_0 us", "E[rerun - select] us", "p*",
+                   "rerun/select us per accepted a"], rows)
+
+
+def memory_table(results: dict) -> str:
+    rows = []
+    for row in results["configurations"]:
+        m = row["memory"]
+        growth = "/".join(str(m["growth"][k]) for k in ("live_bytes", "live_buffers", "allocations"))
+        rows.append([row["dtype"], row["shape"], str(row["T"]), str(row["W"]), f"{m['expected_total']:,}",
+                     f"{m['bound']['live_bytes']:,}", f"{m['expected']['window']:,}", str(m["bound"]["live_buffers"]),
+                     f"{growth} over {m['growth_calls']} calls"])
+    return _table(["dtype", "shape", "T", "W", "expected bytes", "live bytes", "present state (window) bytes",
+                   "buffers", "growth bytes/buffers/allocs"], rows)
+
+
+def ort_table(results: dict) -> str:
+    rows = []
+    for r in results["ort_comparison"]:
+        if "error" in r:
+            rows.append([r["dtype"], r["shape"], str(r["T"]), r["error"], "", "", "", "", ""])
+            continue
+        cells = []
+        for clock in ("wall-fenced", "wall-pipelined"):
+            ratio = r["ratio_kernel_to_ort"][clock]
+            cells += [_us(r["ort"][clock]["p50_us"]), _us(r["kernel"][clock]["p50_us"]),
+                      f"{ratio:.2f}x ({'slower' if ratio > 1 else 'not slower'})"]
+        rows.append([r["dtype"], r["shape"], str(r["T"]), *cells])
+    return _table(["dtype", "shape", "T", "ORT fenced p50 us", "kernel fenced p50 us", "kernel/ORT fenced",
+                   "ORT pipelined p50 us", "kernel pipelined p50 us", "kernel/ORT pipelined"], rows)
+
+
+def gates_table(results: dict) -> str:
+    rows = [[g["name"], g["config"], g["measured_text"], f"{g['comparison']} {g['threshold_text']}",
+             "PASS" if g["passed"] else f"FAIL {g['margin']}"] for g in results["gates"]]
+    return _table(["gate", "configuration", "measured", "threshold", "verdict"], rows)
+
+
+def markdown(results: dict) -> str:
+    """The whole report as Markdown."""
+    meta = results["meta"]
+    failed = [g for g in results["gates"] if not g["passed"]]
+    protocol = meta["protocol"]
+    lines = [
+        "# LinearAttention state_window benchmark",
+        "",
+        f"- device: {meta['device']} ({meta['implementation']} {meta['implementation_version']})",
+        f"- kernel clock: {meta['kernel_clock']}; ORT comparison clocks: wall-fenced and wall-pipelined "
+        "(ORT's EP runs on its own device, out of reach of our timestamp queries)",
+        f"- protocol: {protocol['warmups']} warm-ups, {protocol['iterations']} measured iterations, "
+        f"{protocol['repetitions']} repetitions (pipelined wall samples: {protocol['batch']} calls each); "
+        "p50/p95 over all repetitions' samples",
+        f"- rule {meta['update_rule']}, {meta['state_binding']}; acceptance distribution: {meta['acceptance']}",
+        f"- ORT WebGPU EP: {meta['ort_webgpu']}",
+        f"- run time {meta['seconds']:.0f} s",
+        "",
+        "## Definitions",
+        "",
+        DEFINITIONS,
+        "",
+        "## Latency by window (kernel clock)",
+        "",
+        latency_table(results),
+        "",
+        "## Rollback value",
+        "",
+        rollback_table(results),
+        "",
+        "## Memory",
+        "",
+        memory_table(results),
+        "",
+        "## Kernel vs ORT WebGPU EP at W = 0 (same wall clocks, device-resident IOBinding)",
+        "",
+        ort_table(results) if results["ort_comparison"] else f"not run: {meta['ort_webgpu']}",
+        "",
+        "## Gates",
+        "",
+        gates_table(results),
+        "",
+        f"**{len(results['gates']) - len(failed)} of {len(results['gates'])} gates passed"
+        + (f"; FAILED: {len(failed)}**" if failed else "**"),
+    ]
+    if results["skipped"]:
+        lines += ["", "Skipped: " + "; ".join(f"{s['dtype']} {s['shape']}: {s['reason']}" for s in results["skipped"])]
+    return "\n".join(lines) + "\n"
+
+
+def plot(results: dict, path: Path) -> str | None:
+    """Latency (p50, with a bar up to p95) against W, one panel per dtype; returns why not, if matplotlib is missing."""
+    try:
+        import matplotlib
+    except ImportError as err:
+        return f"no plot: {err}"
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    dtypes = sorted({row["dtype"] for row in results["configurations"]})
+    figure, axes = pyplot.subplots(1, max(1, len(dtypes)), figsize=(6 * max(1, len(dtypes)), 4.5), squeeze=False)
+    for axis, dtype in zip(axes[0], dtypes, strict=False):
+        series: dict[tuple[str, int], list[dict]] = {}
+        for row in results["configurations"]:
+            if row["dtype"] == dtype:
+                series.setdefault((row["shape"], row["T"]), []).append(row)
+        for (shape, seq_len), rows in series.items():
+            rows.sort(key=lambda r: r["W"])
+            p50 = [r["timing"]["p50_us"] for r in rows]
+            p95 = [r["timing"]["p95_us"] for r in rows]
+            axis.errorbar([r["W"] for r in rows], p50, yerr=[[0] * len(p50), [b - a for a, b in zip(p50, p95,
+                          strict=True)]], marker="o", capsize=3, label=f"{shape} T={seq_len}")
+        axis.set_title(f"{dtype} ({results['meta']['kernel_clock']})")
+        axis.set_xlabel("state_window W")
+        axis.set_ylabel("kernel time us (p50, bar to p95)")
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize=7)
+    figure.suptitle(results["meta"]["device"], fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    pyplot.close(figure)
+    return None
+
+
+def _json_safe(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def write_outputs(results: dict, out: Path) -> dict[str, Path]:
+    """Write ``results.json``, ``report.md`` and the plot into ``out``; return what was written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = {"json": out / "results.json", "markdown": out / "report.md"}
+    written["json"].write_text(json.dumps(_json_safe(results), indent=2) + "\n")
+    written["markdown"].write_text(markdown(results))
+    png = out / "latency_vs_window.png"
+    if plot(results, png) is None:
+        written["plot"] = png
+    return written
