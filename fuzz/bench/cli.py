@@ -105,7 +105,7 @@ def run_from_args(args: argparse.Namespace) -> int:
     results = run_benchmark(options, log=lambda line: print(line, file=sys.stderr, flush=True))
     written = write_outputs(results, args.out)
     print(markdown(results))
-    print("written: " + ", ".join(str(path) for path in written.values()))
+    print("\n".join(written))
     return 0 if results["all_passed"] else EXIT_GATE_FAILED
 
 

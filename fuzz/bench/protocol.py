@@ -38,7 +38,7 @@ class Protocol:
 FULL = Protocol()
 """SPEC §5 as written: 20 warm-ups, 200 measured iterations, 3 repetitions."""
 
-QUICK = Protocol(warmups=3, iterations=20, repetitions=2, batch=5)
+QUICK = Protocol(warmups=10, iterations=50, repetitions=3, batch=10)
 """The reduced protocol of ``--quick`` (a software adapter, a couple of minutes)."""
 
 

@@ -1,0 +1,129 @@
+"""The benchmark (fuzz.bench): the p* math, the gate verdicts, the command line, and a tiny real run.
+
+No timed assertions: speed targets are what the benchmark prints, never what a test checks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fuzz.bench import gates
+from fuzz.bench.cli import add_subcommand, main, options_from_args
+from fuzz.bench.memory import expected_bytes
+from fuzz.bench.protocol import Protocol, run_protocol
+from fuzz.bench.rollback import Acceptance, break_even, expected_saving, represented_rejections
+from fuzz.bench.workload import QUICK_SHAPE, Shape
+
+RERUN = {1: 10.0, 2: 20.0, 3: 30.0}
+SELECT = {1: 2.0, 2: 2.0, 3: 2.0}
+
+
+def test_represented_rejections_are_the_window_slots_below_T() -> None:
+    assert represented_rejections(8, 4) == [5, 6, 7]
+    assert represented_rejections(4, 8) == [1, 2, 3]
+    assert represented_rejections(4, 1) == []  # W = 1 only holds a = T: no rejection
+    assert represented_rejections(1, 8) == []  # T = 1: the only rejection is a = 0
+
+
+def test_expected_saving_uniform_counts_only_represented_lengths() -> None:
+    # T = 4, W = 2: a in {0,1,2,3} each 1/4; only a = 3 is represented: (30 - 2) / 4
+    assert expected_saving(4, 2, {3: 30.0}, {3: 2.0}, Acceptance()) == pytest.approx(7.0)
+    # W = 4 represents a = 1, 2, 3: (8 + 18 + 28) / 4
+    assert expected_saving(4, 4, RERUN, SELECT, Acceptance()) == pytest.approx(13.5)
+
+
+def test_expected_saving_geometric() -> None:
+    # r = 0.5, T = 3: P(a) ∝ 0.5^a * 0.5 -> 4/7, 2/7, 1/7; W = 3 represents a = 1, 2
+    acceptance = Acceptance.parse("geometric:0.5")
+    np.testing.assert_allclose(acceptance.probabilities(3), [4 / 7, 2 / 7, 1 / 7])
+    assert expected_saving(3, 3, RERUN, SELECT, acceptance) == pytest.approx(8 * 2 / 7 + 18 / 7)
+
+
+def test_break_even() -> None:
+    assert break_even(11.4, 10.0, 7.0) == pytest.approx(0.2)
+    assert break_even(9.0, 10.0, 5.0) == pytest.approx(-0.2)  # the window costs nothing
+    assert break_even(11.0, 10.0, 0.0) is None
+    assert break_even(11.0, 10.0, -1.0) is None
+
+
+@pytest.mark.parametrize("text", ["geometric", "geometric:1.5", "poisson:0.5", "uniform:0.3", "geometric:x"])
+def test_acceptance_rejects_bad_specs(text: str) -> None:
+    with pytest.raises(ValueError):
+        Acceptance.parse(text)
+
+
+def test_overhead_gates_pass_fail_and_margin() -> None:
+    found = {g.name: g for g in gates.overhead_gates("cfg", {0: 100.0, 1: 104.0, 4: 118.0, 8: 300.0})}
+    assert set(found) == {"W=1 overhead vs W=0", "W=4 overhead vs W=0"}  # W = 8 has no overhead gate
+    assert found["W=1 overhead vs W=0"].passed and found["W=1 overhead vs W=0"].margin == ""
+    w4 = found["W=4 overhead vs W=0"]
+    assert not w4.passed
+    assert w4.margin == "by 3.00 pp"
+    assert w4.record()["measured_text"] == "18.00%"
+
+
+def test_p_star_gates() -> None:
+    assert gates.p_star_gates("cfg", 1, {4: 0.5, 8: 0.5}) == []
+    found = {g.name: g for g in gates.p_star_gates("cfg", 8, {1: None, 4: 0.19, 8: None})}
+    assert set(found) == {"p* W=4", "p* W=8"}
+    assert found["p* W=4"].passed
+    assert not found["p* W=8"].passed and found["p* W=8"].margin == "not measurable"
+
+
+def test_memory_gates() -> None:
+    ok = gates.memory_gates("cfg", 1024, 1024, {"live_bytes": 0, "live_buffers": 0, "allocations": 0})
+    assert all(g.passed for g in ok)
+    bad = gates.memory_gates("cfg", 1024, 1040, {"live_bytes": 0, "live_buffers": 0, "allocations": 3})
+    assert [g.passed for g in bad] == [False, False]
+    assert bad[0].margin == "by +16 bytes" and bad[1].margin == "by +3"
+
+
+def test_expected_bytes_reference_slot_is_one_mib_in_fp16() -> None:
+    parts = expected_bytes(Shape(1, 32, 128, 128), 8, 4, "float16")
+    assert parts["window"] == parts["past_state"] == 4 * 2**20
+    assert parts["scratch"] == 16
+
+
+def test_run_protocol_repeats_warmups_and_pools_samples() -> None:
+    calls = []
+
+    def sample(n: int) -> np.ndarray:
+        calls.append(n)
+        return np.arange(n, dtype=float)
+
+    timing = run_protocol(Protocol(warmups=2, iterations=5, repetitions=3), "test", sample)
+    assert calls == [2, 5, 2, 5, 2, 5]
+    assert timing.pooled.size == 15 and timing.p50 == 2.0
+
+
+def test_subcommand_and_quick_defaults() -> None:
+    parser = argparse.ArgumentParser()
+    add_subcommand(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["bench", "--quick", "--out", "x", "--windows", "4", "--acceptance", "geometric:0.7"])
+    options = options_from_args(args)
+    assert args.func.__name__ == "run_from_args"
+    assert options.windows == (0, 4) and options.shapes == (QUICK_SHAPE,)
+    assert options.acceptance.label == "geometric:0.7" and options.protocol.iterations < 200
+
+
+def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
+    """A tiny run through the kernel and ORT: every configuration present, memory gates pass, outputs written."""
+    status = main(["--quick", "--out", str(tmp_path), "--shapes", "1,2,8,8", "--seq-lens", "1,4", "--warmups", "1",
+                   "--iterations", "4", "--repetitions", "1", "--growth-calls", "4"])
+    assert status in (0, 1)  # 1: a timing gate failed, which on a shared CPU is noise, not a bug
+    results = json.loads((tmp_path / "results.json").read_text())
+    measured = {(r["dtype"], r["T"], r["W"]) for r in results["configurations"]}
+    skipped = {s["dtype"] for s in results["skipped"]}
+    expected = {(d, t, w) for d in ("float16", "float32") if d not in skipped for t in (1, 4) for w in (0, 1, 4, 8)}
+    assert measured == expected and ("float32", 4, 4) in measured
+    memory = [g for g in results["gates"] if g["name"].startswith("memory")]
+    assert len(memory) == 2 * len(measured) and all(g["passed"] for g in memory)
+    assert {(r["T"], r["W"]) for r in results["rollback"] if r["dtype"] == "float32"} == {(4, 4), (4, 8)}
+    assert {(r["dtype"], r["T"]) for r in results["ort_comparison"]} == {(d, t) for d, t, w in measured if w == 0}
+    assert (tmp_path / "report.md").read_text().count("PASS") >= len(memory)
+    assert (tmp_path / "latency_vs_window.png").stat().st_size > 0
