@@ -15,7 +15,7 @@ import pytest
 from fuzz.bench import gates
 from fuzz.bench.cli import add_subcommand, main, options_from_args
 from fuzz.bench.memory import expected_bytes
-from fuzz.bench.protocol import Protocol, run_protocol
+from fuzz.bench.protocol import Protocol, chunked, run_protocol
 from fuzz.bench.rollback import Acceptance, break_even, expected_saving, represented_rejections
 from fuzz.bench.workload import QUICK_SHAPE, Shape
 
@@ -99,6 +99,16 @@ def test_run_protocol_repeats_warmups_and_pools_samples() -> None:
     timing = run_protocol(Protocol(warmups=2, iterations=5, repetitions=3), "test", sample)
     assert calls == [2, 5, 2, 5, 2, 5]
     assert timing.pooled.size == 15 and timing.p50 == 2.0
+
+
+def test_chunked_sampler_covers_every_iteration() -> None:
+    sizes = []
+
+    def sample(n: int) -> np.ndarray:
+        sizes.append(n)
+        return np.ones(n)
+
+    assert chunked(sample, 4)(10).size == 10 and sizes == [4, 4, 2]
 
 
 def test_subcommand_and_quick_defaults() -> None:

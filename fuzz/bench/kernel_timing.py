@@ -24,11 +24,15 @@ from .protocol import (
     Protocol,
     Sampler,
     Timing,
+    chunked,
     fenced_wall_sampler,
     run_protocol,
     wall_timings,
 )
 from .workload import Workload
+
+MAX_TIMED = 1024
+"""Timed iterations per command buffer: two timestamps each, within WebGPU's 4096-query limit."""
 
 
 def kernel_clock(workload: Workload) -> str:
@@ -40,7 +44,7 @@ def _sequence_sampler(workload: Workload, between: Callable[[Any], None] | None)
     """Samples of [call, ``between``, call] on the kernel clock."""
     call: BoundCall = workload.call
     if kernel_clock(workload) == GPU_CLOCK:
-        return lambda n: span_times_ns(call, call, n, between)
+        return chunked(lambda n: span_times_ns(call, call, n, between), MAX_TIMED)
     device = workload.kernel.device
 
     def submit() -> None:
@@ -58,7 +62,7 @@ def verify_timing(workload: Workload, protocol: Protocol) -> Timing:
     """One call over ``T`` tokens at window ``W``, under the protocol, on the kernel clock."""
     call = workload.call
     if kernel_clock(workload) == GPU_CLOCK:
-        return run_protocol(protocol, GPU_CLOCK, lambda n: kernel_times_ns(call, n))
+        return run_protocol(protocol, GPU_CLOCK, chunked(lambda n: kernel_times_ns(call, n), MAX_TIMED))
     return run_protocol(protocol, FENCED_CLOCK, fenced_wall_sampler(call.dispatch, workload.fence))
 
 

@@ -76,6 +76,15 @@ class Timing:
         }
 
 
+def chunked(sample: Sampler, size: int) -> Sampler:
+    """``sample`` called in chunks of at most ``size`` (a timestamp query set holds at most 4096 queries)."""
+
+    def run(n: int) -> np.ndarray:
+        return np.concatenate([sample(min(size, n - start)) for start in range(0, n, size)])
+
+    return run
+
+
 def run_protocol(protocol: Protocol, clock: str, sample: Sampler, iterations: int | None = None) -> Timing:
     """Warm up and measure ``protocol.repetitions`` times; ``iterations`` overrides the protocol's count."""
     count = protocol.iterations if iterations is None else iterations

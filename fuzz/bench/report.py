@@ -114,7 +114,8 @@ def markdown(results: dict) -> str:
         "",
         f"- device: {meta['device']} ({meta['implementation']} {meta['implementation_version']})",
         f"- kernel clock: {meta['kernel_clock']}; ORT comparison clocks: wall-fenced and wall-pipelined "
-        "(ORT's EP runs on its own device, out of reach of our timestamp queries)",
+        "(ORT's EP runs on its own device, out of reach of our timestamp queries)"
+        + (f". {meta['clock_note']}" if meta["clock_note"] else ""),
         f"- protocol: {protocol['warmups']} warm-ups, {protocol['iterations']} measured iterations, "
         f"{protocol['repetitions']} repetitions (pipelined wall samples: {protocol['batch']} calls each); "
         "p50/p95 over all repetitions' samples",

@@ -27,6 +27,9 @@ from .workload import REFERENCE_SHAPE, UPDATE_RULE, Shape, Workload
 
 Log = Callable[[str], None]
 
+DAWN_CLOCK_NOTE = ("Dawn quantizes timestamps by default (65,536 ns steps seen on lavapipe): "
+                   "short kernels read as whole steps; use --implementation wgpu for resolution")
+
 
 @dataclass(frozen=True)
 class Options:
@@ -187,6 +190,7 @@ def run_benchmark(options: Options, log: Log = print) -> dict:
             "implementation": options.implementation,
             "implementation_version": kernel.device.version,
             "kernel_clock": clock,
+            "clock_note": DAWN_CLOCK_NOTE if options.implementation == "dawn" else "",
             "ort_webgpu": ort_note,
             "protocol": protocol_dict(options.protocol),
             "acceptance": options.acceptance.label,
