@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (no network, Python 3.12 with numpy, onnx, onnxruntime, hypothesis,
+# pytest, matplotlib preinstalled): installs the carried wheels and Vulkan loader, lists the
+# backends, runs the correctness tests on the real GPU, then the full benchmark.
+# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all]
+set -uo pipefail
+out=${1:?output directory}; what=${2:-all}
+mkdir -p "$out"
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  || exit 1
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+export XDG_RUNTIME_DIR=/tmp/xdg-runtime; mkdir -p "$XDG_RUNTIME_DIR"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+python3 -c "import onnxruntime, numpy, hypothesis; print('onnxruntime', onnxruntime.__version__, 'numpy', numpy.__version__, 'hypothesis', hypothesis.__version__)" | tee -a "$out/gpu.txt"
+python3 -m fuzz.cli backends 2>&1 | grep -v '^Warning' | tee "$out/backends.txt"
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  python3 -m pytest -q -n 8 -p no:cacheprovider \
+    tests/test_kernel_parity.py tests/test_kernel_device.py tests/test_oracle_vs_ort.py \
+    tests/test_ort_backends.py tests/test_ort_webgpu.py tests/test_properties.py 2>&1 | tail -40 | tee "$out/tests.txt"
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  python3 -m fuzz.bench --out "$out/bench" 2>&1 | tee "$out/bench.txt"
+fi
