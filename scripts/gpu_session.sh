@@ -18,7 +18,9 @@ python3 -m fuzz.cli backends 2>&1 | grep -v '^Warning' | tee "$out/backends.txt"
 if [ "$what" = tests ] || [ "$what" = all ]; then
   python3 -m pytest -q -n 8 -p no:cacheprovider \
     tests/test_kernel_parity.py tests/test_kernel_device.py tests/test_oracle_vs_ort.py \
-    tests/test_ort_backends.py tests/test_ort_webgpu.py tests/test_properties.py 2>&1 | tail -40 | tee "$out/tests.txt"
+    tests/test_ort_backends.py tests/test_ort_webgpu.py tests/test_properties.py --tb=short -rfE \
+    > "$out/tests.txt" 2>&1
+  tail -25 "$out/tests.txt"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   python3 -m fuzz.bench --out "$out/bench" 2>&1 | tee "$out/bench.txt"

@@ -215,18 +215,20 @@ class OrtBackend(Backend):
     def verify_placement(self, session: Any) -> None:
         """Raise ``PlacementError`` unless every LinearAttention node was assigned to ``provider``.
 
-        Uses ORT's recorded graph assignment where this ORT has it; older builds only report the
-        session's EP list, which must then lead with ``provider`` (fallback is disabled anyway).
+        Uses ORT's recorded graph assignment where this ORT records it; where it records nothing
+        (ORT 1.30 with a plugin EP), the session's EP list must lead with ``provider`` and the
+        disabled CPU fallback guarantees the rest.
         """
-        if not hasattr(session, "get_provider_graph_assignment_info"):
+        placed = [
+            (subgraph.ep_name, node.op_type)
+            for subgraph in getattr(session, "get_provider_graph_assignment_info", list)()
+            for node in subgraph.get_nodes()
+        ]
+        if not placed:
+            # ORT before 1.31 records nothing for plugin EPs: fall back to the session's EP list
             if session.get_providers()[0] != self.provider:
                 raise PlacementError(f"{self.name}: session providers {session.get_providers()}")
             return
-        placed = [
-            (subgraph.ep_name, node.op_type)
-            for subgraph in session.get_provider_graph_assignment_info()
-            for node in subgraph.get_nodes()
-        ]
         wrong = [(ep, op) for ep, op in placed if ep != self.provider]
         if wrong or not any(op == "LinearAttention" for _, op in placed):
             raise PlacementError(
