@@ -16,7 +16,7 @@ _ALL_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.
 
 PROFILES: dict[str, settings] = {
     "ci": settings(
-        max_examples=15, derandomize=True, database=None, deadline=None, print_blob=False,
+        max_examples=25, derandomize=True, database=None, deadline=None, print_blob=False,
         suppress_health_check=_QUIET, phases=_ALL_PHASES[:-1],
     ),
     "dev": settings(max_examples=100, deadline=None, suppress_health_check=_QUIET, print_blob=True),
