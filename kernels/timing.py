@@ -19,6 +19,9 @@ import numpy as np
 
 from .linear_attention import BoundCall
 
+DAWN_TIMESTAMP_QUANTUM_NS = 65536
+"""Dawn's default timestamp quantization: every time it reports is a multiple of this (lavapipe, H200)."""
+
 
 def _timestamped(call: BoundCall, iterations: int, record: Callable[[Any, Any, int], None]) -> np.ndarray:
     """Record ``iterations`` timed sequences into one command buffer; return each one's end - beginning (ns).

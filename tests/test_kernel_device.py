@@ -11,7 +11,7 @@ from fuzz.backends import Rejected, Unavailable, Unsupported, create
 from fuzz.case import Case
 from kernels.device import FeatureMissing, KernelUnsupported, get_device
 from kernels.linear_attention import PARAMS_BYTES, LinearAttentionKernel, linear_attention, workspaces
-from kernels.timing import kernel_times_ns
+from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS, kernel_times_ns
 
 ATTRS = {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated_delta", "state_window": 3}
 BACKEND_NAMES = {"wgpu": "wgpu", "dawn": "wgpu-dawn"}
@@ -31,7 +31,7 @@ def padded(array: np.ndarray) -> int:
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_live_bytes_are_inputs_outputs_window_and_uniform(implementation: str, dtype: type, aliased: bool) -> None:
     """A call holds exactly its inputs, output, declared window and 16 bytes of uniform; reuse allocates nothing."""
-    kernel = kernel_or_skip(implementation)
+    kernel = kernel_or_skip(implementation, dtype)
     memory = kernel.device.memory
     cache = workspaces(kernel)
     cache.clear()
@@ -159,14 +159,21 @@ def test_backend(implementation: str) -> None:
 
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_kernel_times_from_timestamps(implementation: str) -> None:
+    """Pass times are real: non-negative, and non-zero for a call long enough to outlast Dawn's quantum.
+
+    Dawn reports multiples of ``DAWN_TIMESTAMP_QUANTUM_NS`` (a 70 us kernel read as 0 on an H200), so
+    the call runs 2048 tokens: well over one quantum anywhere, and every time must be such a multiple.
+    """
     kernel = kernel_or_skip(implementation)
     if "timestamp-query" not in kernel.device.features:
         pytest.skip(f"{implementation}: adapter {kernel.device.description} lacks timestamp-query")
-    tensors = {name: kernel.device.upload(x, name) for name, x in small_inputs().items()}
+    tensors = {name: kernel.device.upload(x, name) for name, x in small_inputs(seq_len=2048).items()}
     call = kernel.prepare(**tensors, **ATTRS)
     live = kernel.device.memory.live_bytes
     times = kernel_times_ns(call, 3)
     assert times.shape == (3,) and (times >= 0).all() and times.sum() > 0
+    if implementation == "dawn":
+        assert (times % DAWN_TIMESTAMP_QUANTUM_NS == 0).all(), f"Dawn times not quantized: {times}"
     assert kernel.device.memory.live_bytes == live, "timing scratch must be released"
     for tensor in [*tensors.values(), call.output, call.present_state]:
         tensor.release()

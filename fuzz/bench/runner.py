@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kernels import KernelUnsupported, LinearAttentionKernel, get_kernel
+from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS
 
 from . import gates
 from .kernel_timing import select_costs_ns, verify_timing, wall_clock_timings
@@ -27,7 +28,7 @@ from .workload import REFERENCE_SHAPE, UPDATE_RULE, Shape, Workload
 
 Log = Callable[[str], None]
 
-DAWN_CLOCK_NOTE = ("Dawn quantizes timestamps by default (65,536 ns steps seen on lavapipe): "
+DAWN_CLOCK_NOTE = (f"Dawn quantizes timestamps by default ({DAWN_TIMESTAMP_QUANTUM_NS:,} ns steps): "
                    "short kernels read as whole steps; use --implementation wgpu for resolution")
 
 
