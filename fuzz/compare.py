@@ -15,9 +15,9 @@ Each result is compared with the exact answer, which the float64 oracle gives (i
     float32 for fp32 and fp16 inputs (SPEC §2 allows f32 for fp16), float64 for the oracle.
     ``depth = tokens + d_k`` counts the sequential operations behind one element: one state
     update per token and a ``d_k``-long dot product in retrieval and readout. ``block`` is the
-    magnitude of the terms behind the element (``Exact``): the Frobenius norm of its state slot,
-    or ``scale * |q| * |S|_F`` for an output, because a sum that cancels to a small value still
-    carries the rounding errors of its large terms. Worst-case bounds (``tokens * d_k``) are
+    magnitude of the terms behind the element (``Exact``: the running size of the update terms
+    of its head, times ``scale * |q|`` for an output), because a sum that cancels to a small value
+    still carries the rounding errors of its large terms. Worst-case bounds (``tokens * d_k``) are
     orders of magnitude looser than any correct float32 implementation; the linear bound with
     factor 4 keeps half an fp16 ulp the dominant term for fp16, so a result rounded twice
     (about one ulp off) is still caught.
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from oracles.recurrence import run_recurrence, seed_state, window_from_states
-from oracles.validation import validate
+from oracles.validation import DELTA_RULES, GATED_RULES, Dims, validate
 
 ACCUMULATION_FACTOR = 4.0
 """Multiplier of the per-operation rounding error in the accumulation term (see module docstring)."""
@@ -76,31 +76,45 @@ def eps(dtype: np.dtype) -> float:
 class Exact:
     """The float64 answer to one call, with the magnitude each element's tolerance scales with.
 
-    A state element's block is the Frobenius norm of its ``d_k x d_v`` slot; an output element's
-    block is ``scale * |q| * |S|_F`` for its head and token, which bounds every term of the readout
-    sum (Cauchy-Schwarz), so a readout that cancels to a small value keeps the tolerance of the
-    terms it summed.
+    Rounding errors are made on the terms of each update, not on its result: a delta update whose
+    retrieval cancels the value (``v - S^T k ~ 0``) leaves a small state carrying the errors of
+    large terms. So a state's block is ``M_t``, the magnitude of the terms behind it:
+    ``M_t = max(gamma_t * M_{t-1}, term_t)`` with ``term_t = gamma_t |S_{t-1}| (1 + b |k|^2) + b |k| |v|``
+    (delta rules; ``gamma_t |S_{t-1}| + |k| |v|`` otherwise), ``gamma_t`` the largest decay factor
+    of the token (1 without decay) and ``M_0 = |past|``. Earlier errors only shrink under decays
+    and under ``I - b k k^T`` (norm <= 1 while ``b |k|^2 <= 2``, as generated), so the error after
+    ``t`` tokens stays within ``t`` roundings of ``M_t``. An output's block is ``scale * |q| * M_t``,
+    which bounds every term of the readout sum (Cauchy-Schwarz). Norms are Frobenius, per head.
     """
 
     output: np.ndarray
     present_state: np.ndarray
-    state_block: np.ndarray
-    """Broadcast to ``present_state``'s shape."""
     scale: float
     q_norm: np.ndarray
     """``|q|`` per ``(batch, token, output head)``."""
-    state_norm: np.ndarray
-    """``|S|_F`` after each token, per ``(batch, token, kv head)``."""
+    magnitude: np.ndarray
+    """``M_t`` for ``t = 0..T`` tokens, per ``(batch, t, kv head)``."""
     head_map: np.ndarray
     """The kv head each output head reads."""
 
     @property
     def output_block(self) -> np.ndarray:
         """Broadcast to ``output``'s shape."""
-        return self._readout_block(self.state_norm[:, :, self.head_map])
+        return self._readout_block(self.magnitude[:, 1:, self.head_map])
 
-    def _readout_block(self, state_norm: np.ndarray) -> np.ndarray:
-        per_head = self.scale * self.q_norm * state_norm
+    @property
+    def state_block(self) -> np.ndarray:
+        """Broadcast to ``present_state``'s shape (zero for slots that represent no token)."""
+        seq_len = self.magnitude.shape[1] - 1
+        if self.present_state.ndim == 4:
+            return np.broadcast_to(self.magnitude[:, seq_len, :, None, None], self.present_state.shape)
+        window = self.present_state.shape[0]
+        tokens = seq_len - window + 1 + np.arange(window)
+        slots = np.where((tokens >= 1)[:, None, None], self.magnitude[:, np.maximum(tokens, 0)].swapaxes(0, 1), 0.0)
+        return np.broadcast_to(slots[..., None, None], self.present_state.shape)
+
+    def _readout_block(self, magnitude: np.ndarray) -> np.ndarray:
+        per_head = self.scale * self.q_norm * magnitude
         d_v = self.output.shape[-1] // per_head.shape[-1]
         return np.repeat(per_head, d_v, axis=-1)
 
@@ -113,18 +127,14 @@ class Exact:
     def reseeded_at(self, tokens: int, storage: np.dtype) -> Blocks:
         """Blocks for a run that resumed from the state after ``tokens`` tokens, stored as ``storage``.
 
-        The rounding of that state propagates through decays (``exp(g) <= 1``) and delta updates
-        (``|I - b k k^T| <= 1`` for the cases generated), never growing, so every later element
-        keeps at least the magnitude of the seed behind it. Below the smallest normal number the
-        rounding is absolute, so the seed counts as at least ``smallest_normal * sqrt(d_k * d_v)``.
+        ``M`` already covers that state's magnitude from then on; below the smallest normal number
+        the rounding is absolute, so the seed counts as at least ``smallest_normal * sqrt(d_k * d_v)``.
         """
         d_k, d_v = self.present_state.shape[-2:]
         floor = float(np.finfo(storage).smallest_normal) * np.sqrt(d_k * d_v)
-        seed = self.state_norm[:, tokens - 1] + floor  # (B, H_kv)
-        state_block = np.maximum(self.state_block, seed[..., None, None])
-        out_seed = np.broadcast_to(seed[:, None, self.head_map], self.q_norm.shape)
-        out_block = np.maximum(self.output_block, self._readout_block(out_seed))
-        return Blocks(self, out_block, state_block)
+        state_block = np.maximum(self.state_block, floor)
+        out_floor = self._readout_block(np.full(self.q_norm.shape, floor))
+        return Blocks(self, np.maximum(self.output_block, out_floor), state_block)
 
 
 @dataclass(frozen=True)
@@ -145,14 +155,37 @@ def _frobenius(states: np.ndarray) -> np.ndarray:
     return np.sqrt(np.sum(np.square(states), axis=(-2, -1)))
 
 
+def _term_magnitudes(dims: Dims, inputs: dict[str, np.ndarray], seed: np.ndarray,
+                     states: list[np.ndarray]) -> np.ndarray:
+    """``M_t`` of ``Exact``'s docstring for ``t = 0..T``: shape ``(B, T + 1, H_kv)``."""
+    b, t, h = dims.batch, dims.seq_len, dims.kv_heads
+    f64 = np.float64
+    k = np.linalg.norm(inputs["key"].astype(f64).reshape(b, t, dims.key_heads, dims.d_k), axis=-1)
+    k = np.repeat(k, h // dims.key_heads, axis=2)
+    v = np.linalg.norm(inputs["value"].astype(f64).reshape(b, t, h, dims.d_v), axis=-1)
+    gamma = np.ones((b, t, h))
+    if dims.update_rule in GATED_RULES:
+        gamma = np.exp(inputs["decay"].astype(f64).reshape(b, t, h, -1).max(axis=-1))
+    previous = _frobenius(np.stack([seed, *states[:-1]], axis=1)) * gamma
+    if dims.update_rule in DELTA_RULES:
+        beta = np.broadcast_to(inputs["beta"].astype(f64), (b, t, h))
+        terms = previous * (1 + beta * k**2) + beta * k * v
+    else:
+        terms = previous + k * v
+    magnitude = np.empty((b, t + 1, h))
+    magnitude[:, 0] = _frobenius(seed)
+    for i in range(t):
+        magnitude[:, i + 1] = np.maximum(gamma[:, i] * magnitude[:, i], terms[:, i])
+    return magnitude
+
+
 def exact_answer(inputs: dict[str, np.ndarray], attrs: dict) -> Exact:
     """Run the float64 oracle on one valid call and derive the magnitudes of its tolerances."""
     dims = validate(**inputs, **attrs)
+    seed = seed_state(dims, inputs.get("past_state"))
     output, states = run_recurrence(
-        dims, inputs["query"], inputs["key"], inputs["value"], seed_state(dims, inputs.get("past_state")),
-        inputs.get("decay"), inputs.get("beta"),
+        dims, inputs["query"], inputs["key"], inputs["value"], seed, inputs.get("decay"), inputs.get("beta"),
     )
-    present = window_from_states(dims, states)
     b, t = dims.batch, dims.seq_len
     q_norm = np.linalg.norm(inputs["query"].astype(np.float64).reshape(b, t, dims.q_heads, dims.d_k), axis=-1)
     if dims.q_heads >= dims.kv_heads:
@@ -161,9 +194,8 @@ def exact_answer(inputs: dict[str, np.ndarray], attrs: dict) -> Exact:
         head_map = np.arange(dims.kv_heads)
         q_norm = np.repeat(q_norm, dims.kv_heads // dims.q_heads, axis=2)
     return Exact(
-        output=output, present_state=present,
-        state_block=np.broadcast_to(_frobenius(present)[..., None, None], present.shape),
-        scale=dims.scale, q_norm=q_norm, state_norm=_frobenius(np.stack(states, axis=1)), head_map=head_map,
+        output=output, present_state=window_from_states(dims, states), scale=dims.scale, q_norm=q_norm,
+        magnitude=_term_magnitudes(dims, inputs, seed, states), head_map=head_map,
     )
 
 
