@@ -27,13 +27,14 @@ from .device import DeviceTensor, GpuDevice, KernelUnsupported, get_device
 from .shader import KernelSpec, render
 
 MAX_D_K = 256
-"""Largest key head size: each invocation keeps a column of d_k floats in private memory."""
+"""Largest key head size (that of the ORT WebGPU EP); it bounds each invocation's private row block."""
 
 KERNEL_DTYPES = ("float32", "float16")
 """Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
 
 PARAMS_BYTES = 16
-"""The per-call uniform (batch, sequence length, scale, padding): the kernel's only scratch."""
+"""The per-call uniform (batch, sequence length, scale, seed offset): the kernel's only device scratch
+(besides a few KiB of workgroup memory for the reductions, which is no buffer)."""
 
 
 def _stand_in(tensor: DeviceTensor | None) -> np.ndarray | None:
@@ -174,7 +175,8 @@ class LinearAttentionKernel:
         if present_state is None:
             present_state = self.device.tensor(dims.state_shape, dims.dtype, "present_state")
         params = self.device.tensor((PARAMS_BYTES // 4,), np.uint32, "params", self.device.module.BufferUsage.UNIFORM)
-        raw = np.array([dims.batch, dims.seq_len, 0, 0], dtype=np.uint32)
+        slot_elems = dims.batch * dims.kv_heads * dims.d_k * dims.d_v
+        raw = np.array([dims.batch, dims.seq_len, 0, max(dims.state_window - 1, 0) * slot_elems], dtype=np.uint32)
         raw[2] = np.float32(dims.scale).view(np.uint32)
         self.device.upload(raw, "params", into=params)
         bound = {name: tensors[name] for name in spec.inputs}

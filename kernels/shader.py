@@ -2,8 +2,10 @@
 
 Everything that changes the code (dtype, sizes, heads, rule, layouts, window, binding) is baked
 into the source as constants, so the compiler sees fixed loop bounds and a fixed-size private
-state column. Only the bindings a variant really uses are declared: with ``layout="auto"`` an
-unused binding would vanish from the layout and break the bind group.
+block of a state column. The split of the state over a workgroup (columns of d_v per workgroup,
+row groups per column, rows per invocation) is derived from d_k and d_v here. Only the bindings
+a variant really uses are declared: with ``layout="auto"`` an unused binding would vanish from
+the layout and break the bind group.
 """
 
 from __future__ import annotations
@@ -14,8 +16,17 @@ from importlib import resources
 
 from oracles.validation import DELTA_RULES, GATED_RULES, Dims
 
-MAX_WORKGROUP = 64
-"""Largest workgroup (columns of d_v per workgroup); d_v is tiled in chunks of this size."""
+MAX_INVOCATIONS = 256
+"""Invocations per workgroup: WebGPU's default maxComputeInvocationsPerWorkgroup."""
+
+MAX_COLUMNS = 64
+"""Most columns of d_v per workgroup; d_v is tiled in chunks of ``KernelSpec.columns``."""
+
+MAX_ROW_GROUPS = 16
+"""Most invocations sharing one column: d_k is split into at most this many blocks of rows."""
+
+MIN_ROWS = 4
+"""Fewest rows of d_k per invocation (a smaller d_k is not split): a reduction costs a barrier."""
 
 
 @dataclass(frozen=True)
@@ -56,13 +67,29 @@ class KernelSpec:
         )
 
     @property
-    def workgroup(self) -> int:
-        return min(self.d_v, MAX_WORKGROUP)
+    def rows_per_thread(self) -> int:
+        """Rows of d_k each invocation keeps in private memory (the last row group may hold fewer)."""
+        return max(MIN_ROWS, -(-self.d_k // MAX_ROW_GROUPS))
+
+    @property
+    def row_groups(self) -> int:
+        """Invocations per column; each one's row block starts below d_k, so none is empty."""
+        return -(-self.d_k // self.rows_per_thread)
+
+    @property
+    def ragged(self) -> bool:
+        """The last row group holds fewer rows than the others: row loops must stop at d_k."""
+        return self.d_k % self.rows_per_thread != 0
+
+    @property
+    def columns(self) -> int:
+        """Columns of d_v per workgroup."""
+        return min(self.d_v, MAX_COLUMNS, MAX_INVOCATIONS // self.row_groups)
 
     @property
     def tiles(self) -> int:
         """Workgroups along d_v."""
-        return -(-self.d_v // self.workgroup)
+        return -(-self.d_v // self.columns)
 
     @property
     def inputs(self) -> tuple[str, ...]:
@@ -90,30 +117,41 @@ def _template() -> str:
     return resources.files("kernels").joinpath("linear_attention.wgsl").read_text()
 
 
-def _store_loop(target: str, value: str, indent: str = "        ") -> str:
-    return f"{indent}for (var i = 0u; i < DK; i++) {{ present_state[{target} + head_base + i * DV] = {value}; }}"
+def _rows(spec: KernelSpec, body: str, indent: str = "        ") -> str:
+    """A loop over this invocation's rows: ``k`` indexes the private block, ``i`` the row of d_k."""
+    guard = "if (i >= DK) { break; } " if spec.ragged else ""
+    return f"{indent}for (var k = 0u; k < RPT; k++) {{ let i = row0 + k; {guard}{body} }}"
+
+
+def _reduce(part: str) -> str:
+    """The column total of ``part`` (every invocation of the column gets it); flips the bank."""
+    return f"column_total({part}, bank, lid.x, lid.y); bank ^= 1u;"
+
+
+def _store(spec: KernelSpec, target: str, value: str, indent: str = "        ") -> str:
+    """Store this invocation's rows into one slot of present_state (tail-tile invocations store nothing)."""
+    loop = _rows(spec, f"present_state[{target} + head_base + i * DV] = {value};", indent + "    ")
+    return f"{indent}if (live) {{\n{loop}\n{indent}}}"
 
 
 def _decay(spec: KernelSpec) -> str:
     if spec.decay == "head":
-        return (
-            "        let gate = exp(f32(decay[bt * HKV + h]));\n"
-            "        for (var i = 0u; i < DK; i++) { s[i] = gate * s[i]; }"
-        )
+        return "        let gate = exp(f32(decay[bt * HKV + h]));\n" + _rows(spec, "s[k] = gate * s[k];")
     if spec.decay == "row":
-        return "        for (var i = 0u; i < DK; i++) { s[i] = exp(f32(decay[(bt * HKV + h) * DK + i])) * s[i]; }"
+        return _rows(spec, "s[k] = exp(f32(decay[(bt * HKV + h) * DK + i])) * s[k];")
     return ""
 
 
 def _update(spec: KernelSpec) -> str:
     if spec.beta is None:
-        return "        for (var i = 0u; i < DK; i++) { s[i] = s[i] + f32(key[kbase + i]) * v; }"
+        return _rows(spec, "s[k] = s[k] + f32(key[kbase + i]) * v;")
     beta_index = "bt" if spec.beta == "shared" else "bt * HKV + h"
     return (
-        "        var r = 0.0;\n"
-        "        for (var i = 0u; i < DK; i++) { r = r + s[i] * f32(key[kbase + i]); }\n"
+        "        var rp = 0.0;\n"
+        + _rows(spec, "rp = rp + s[k] * f32(key[kbase + i]);") + "\n"
+        f"        let r = {_reduce('rp')}\n"
         f"        let u = f32(beta[{beta_index}]) * (v - r);\n"
-        "        for (var i = 0u; i < DK; i++) { s[i] = s[i] + f32(key[kbase + i]) * u; }"
+        + _rows(spec, "s[k] = s[k] + f32(key[kbase + i]) * u;")
     )
 
 
@@ -128,19 +166,25 @@ def _readout(spec: KernelSpec) -> str:
         head_loop = "{ let qh = h / (HKV / HQ); let oh = h;"
     return (
         f"        {head_loop}\n"
-        "            var o = 0.0;\n"
-        "            for (var i = 0u; i < DK; i++) { o = o + s[i] * f32(query[(bt * HQ + qh) * DK + i]); }\n"
-        f"            output[(bt * {out_heads}u + oh) * DV + col] = STORE(params.scale * o);\n"
+        "            var op = 0.0;\n"
+        + _rows(spec, "op = op + s[k] * f32(query[(bt * HQ + qh) * DK + i]);", "            ") + "\n"
+        f"            let o = {_reduce('op')}\n"
+        "            if (live && lid.y == 0u) {\n"
+        f"                output[(bt * {out_heads}u + oh) * DV + col] = STORE(params.scale * o);\n"
+        "            }\n"
         "        }"
     )
 
 
 def _seed(spec: KernelSpec) -> str:
     if not spec.has_past:
-        return "    for (var i = 0u; i < DK; i++) { s[i] = 0.0; }"
+        return "    // no past state: s stays as WGSL initialises it, zero"
     source = "present_state" if spec.aliased else "past_state"
-    offset = "(W - 1u) * slot_elems" if spec.state_window else "0u"
-    return f"    for (var i = 0u; i < DK; i++) {{ s[i] = f32({source}[{offset} + head_base + i * DV]); }}"
+    return (
+        "    if (live) {\n"
+        + _rows(spec, f"s[k] = f32({source}[params.seed_offset + head_base + i * DV]);") + "\n"
+        "    }"
+    )
 
 
 def _window_store(spec: KernelSpec) -> str:
@@ -150,18 +194,18 @@ def _window_store(spec: KernelSpec) -> str:
     return (
         "        if (t + W >= seq_len) {\n"
         "            let slot = (t + W - seq_len) * slot_elems;\n"
-        + _store_loop("slot", "STORE(s[i])", "            ")
+        + _store(spec, "slot", "STORE(s[k])", "            ")
         + "\n        }"
     )
 
 
 def _final_store(spec: KernelSpec) -> str:
     if spec.state_window == 0:
-        return _store_loop("0u", "STORE(s[i])", "    ")
+        return _store(spec, "0u", "STORE(s[k])", "    ")
     # leading W - T slots represent no token of this call: exact zeros
     return (
         "    for (var j = 0u; j + seq_len < W; j++) {\n"
-        + _store_loop("j * slot_elems", "STORE(0.0)")
+        + _store(spec, "j * slot_elems", "STORE(0.0)")
         + "\n    }"
     )
 
@@ -183,7 +227,9 @@ def render(spec: KernelSpec) -> str:
         "HKV": str(spec.kv_heads),
         "NK": str(spec.key_heads),
         "W": str(spec.state_window),
-        "WG": str(spec.workgroup),
+        "COLS": str(spec.columns),
+        "ROWG": str(spec.row_groups),
+        "RPT": str(spec.rows_per_thread),
         "BINDINGS": "\n".join(declarations),
         "SEED": _seed(spec),
         "DECAY": _decay(spec),

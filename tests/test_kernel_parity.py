@@ -4,7 +4,8 @@ Every test runs on wgpu-native and on Dawn. Sizes are tiny (lavapipe compiles ea
 variant in ~0.1-1 s, which dominates), and each test's configuration is derived from its
 parameters so that together they cover every rule, both GQA directions, both decay and beta
 layouts, n_k < H_kv, odd head sizes, batch 1-3, default and explicit scale, with and without
-past state, every W in 0..8 with every T from 1 to W+1, fp32 and fp16, both state bindings.
+past state, every W in 0..8 with every T from 1 to W+1, fp32 and fp16, both state bindings,
+and d_k split over 1 to 4 row groups (ragged last groups, non-power-of-two reduction trees).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import pytest
 
 import oracles
 from kernels.device import DeviceUnavailable, FeatureMissing
-from kernels.linear_attention import LinearAttentionKernel, get_kernel, linear_attention
+from kernels.linear_attention import MAX_D_K, LinearAttentionKernel, get_kernel, linear_attention
+from kernels.shader import MAX_INVOCATIONS, KernelSpec
 from kernels.tolerance import worst_ratio
 from oracles.prefix import prefix_inputs
 from oracles.rollback import represented_acceptances
@@ -121,6 +123,17 @@ def poisoned(past: np.ndarray) -> np.ndarray:
     fill = np.array([np.nan, np.inf, -np.inf], dtype=past.dtype)
     bad[:-1] = np.resize(fill, bad[:-1].shape)
     return bad
+
+
+@pytest.mark.parametrize("d_v", [1, 3, 64, 67, 128, 1000])
+def test_split_covers_every_row_once(d_v: int) -> None:
+    """For every d_k: row blocks tile 0..d_k-1 with no empty group, within the workgroup size limit."""
+    for d_k in range(1, MAX_D_K + 1):
+        spec = KernelSpec("float32", d_k, d_v, 1, 1, 1, "linear", None, None, False, 0, False)
+        rows, groups = spec.rows_per_thread, spec.row_groups
+        assert (groups - 1) * rows < d_k <= groups * rows, (d_k, rows, groups)
+        assert spec.ragged == (d_k % rows != 0)
+        assert spec.columns * groups <= MAX_INVOCATIONS and spec.tiles * spec.columns >= d_v
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
