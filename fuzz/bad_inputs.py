@@ -190,6 +190,8 @@ def _realise(draft: Draft, rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 def break_case(case: Case, breaker: Breaker, seed: int) -> Case:
     """The valid ``case`` with ``breaker``'s rule broken, values realised from ``seed``."""
+    if not breaker.applies(case.dims()):
+        raise ValueError(f"break_case: rule {breaker.rule!r} has a precondition this case misses: {case.summary()}")
     rng = np.random.default_rng(seed)
     draft = Draft(
         shapes={n: a.shape for n, a in case.inputs.items()},

@@ -9,6 +9,7 @@ the run's statistics say how many. Error parity runs each backend in a crash-iso
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -16,17 +17,45 @@ import pytest
 
 from fuzz import profiles
 from fuzz.backends import REGISTRY, Backend, Capabilities, Unavailable, Unsupported, create
+from fuzz.bad_inputs import BREAKERS, break_case
 from fuzz.case import Case
 from fuzz.isolation import isolated
 from fuzz.known_issues import known_issue
-from fuzz.properties import PROPERTIES, RunStats, run_property
-from fuzz.strategies import Limits
+from fuzz.properties import PROPERTIES, PropertyFailure, RunStats, check_error_parity, run_property
+from fuzz.strategies import Layout, Limits, Numerics, Shape, build_case
+from oracles.validation import ValidationError
 
 CI = profiles.get("ci")
 
 
+def _broken_rule_of(case: Case) -> str:
+    """The input or attribute named by the shared validation's message ('' for a valid case)."""
+    try:
+        case.dims()
+    except ValidationError as err:
+        return str(err).split(":", 1)[0]
+    return ""
+
+
+KNOWN_FINDINGS: dict[str, dict[str, tuple[str, Callable[[Case], bool]]]] = {
+    "ort-webgpu": {
+        "kv_num_heads = 0 kills the process with SIGFPE": ("crash", lambda c: c.attrs.get("kv_num_heads") == 0),
+        "T = 0 kills the process with SIGSEGV": ("crash", lambda c: c.seq_len == 0),
+        "decay, beta and past_state shapes are not validated (W = 0, any rule)":
+            ("accepted-invalid", lambda c: _broken_rule_of(c) in ("decay", "beta", "past_state")),
+    },
+}
+"""Invalid inputs a backend mishandles: ``what -> (error-parity kind, affected cases)``; found by
+error-parity on onnxruntime 1.31.1 + onnxruntime-ep-webgpu 0.4.0 (lavapipe)."""
+
+
+def known_finding(backend: str, case: Case) -> str | None:
+    """The documented invalid-input finding of ``backend`` that ``case`` triggers, if any."""
+    return next((what for what, (_, hit) in KNOWN_FINDINGS.get(backend, {}).items() if hit(case)), None)
+
+
 class KnownIssuesDeclined(Backend):
-    """A backend that declines (``Unsupported``) the cases a documented known issue of its own affects."""
+    """A backend that declines (``Unsupported``) the cases a documented finding of its own affects."""
 
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
@@ -39,6 +68,9 @@ class KnownIssuesDeclined(Backend):
         issue = known_issue(self.name, case)
         if issue is not None:
             raise Unsupported(self.name, f"known issue {issue.id}")
+        finding = known_finding(self.name, case)
+        if finding is not None:
+            raise Unsupported(self.name, f"known finding: {finding}")
         return self.inner.run(case)
 
     def close(self) -> None:
@@ -92,3 +124,41 @@ def test_all_backends_agree(backends, tmp_path: Path) -> None:
     if len(selection) < 3:
         pytest.skip(f"only {[b.name for b in selection]} available: no pair beyond the oracle")
     _check("backends-agree", selection, tmp_path)
+
+
+def _rule_breaking_cases() -> list[Case]:
+    """Each rule broken once at ``W = 0`` and once at ``W = 2``, from valid calls on which every
+    rule's precondition holds; plus ``kv_num_heads = 0``."""
+    broken = []
+    for window in (0, 2):
+        base = build_case(
+            Shape(batch=1, seq_len=3, q_heads=2, kv_heads=2, key_heads=2, d_k=2, d_v=2, window=window),
+            Layout(rule="gated_delta", dtype="float32", decay="per-head", beta="per-head", past=True, scale=None),
+            Numerics(magnitude="unit", keys="normalised", decay="moderate", beta="uniform", seed=0),
+        )
+        broken += [break_case(base, breaker, seed=0) for breaker in BREAKERS]
+    heads_zero = next(c for c in broken if c.notes["broken_rule"] == "heads-zero")
+    return [*broken, heads_zero.with_attrs(q_num_heads=2, kv_num_heads=0)]
+
+
+@pytest.mark.parametrize("name", [n for n in REGISTRY if n != "oracle"])
+def test_error_parity_on_every_rule(name: str, backends) -> None:
+    """Every rule broken, deterministically, on each backend in a crash-isolated worker."""
+    backend = backends(name, crash_isolated=True)
+    if isinstance(backend, str):
+        pytest.skip(backend)
+    for case in _rule_breaking_cases():
+        check_error_parity(case, [backends("oracle"), backend])
+
+
+@pytest.mark.parametrize(("name", "what"), [(n, w) for n, found in KNOWN_FINDINGS.items() for w in found])
+def test_known_findings_still_hold(name: str, what: str, backends) -> None:
+    """Each documented finding is still there, and error-parity reports it (retire it when fixed)."""
+    declining = backends(name, crash_isolated=True)
+    if isinstance(declining, str):
+        pytest.skip(declining)
+    kind, hits = KNOWN_FINDINGS[name][what]
+    case = next(c for c in _rule_breaking_cases() if hits(c))
+    with pytest.raises(PropertyFailure) as failure:
+        check_error_parity(case, [declining.inner])
+    assert failure.value.kind == kind, failure.value.report
