@@ -3,9 +3,10 @@
 ``LinearAttentionKernel`` owns the compiled pipelines of one ``GpuDevice`` (a bounded LRU cache
 keyed by ``KernelSpec``). ``prepare`` binds device tensors to a kernel variant and returns a
 ``BoundCall`` that can be dispatched any number of times without touching the host; ``accept``
-performs SPEC §3's select-a-slot-and-resume with buffer copies on the GPU. ``linear_attention``
-mirrors the ONNX op exactly like ``oracles.linear_attention``, reusing device buffers across calls
-of the same shape.
+performs SPEC §3's select-a-slot-and-resume, by rebinding the accepted slot as the next call's
+seed where WebGPU's offset alignment allows it (no copy at all), else by a slot copy on the GPU.
+``linear_attention`` mirrors the ONNX op exactly like ``oracles.linear_attention``, reusing
+device buffers across calls of the same shape.
 
 Every call is validated by ``oracles.validation.validate`` before anything reaches the GPU, so
 the kernel and the oracle reject the same inputs with the same messages.
@@ -15,8 +16,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 import numpy as np
 
@@ -69,7 +70,9 @@ class BoundCall:
 
     ``output`` and ``present_state`` are the result tensors; ``params`` is the 16-byte uniform
     this call owns. Re-dispatching after writing new inputs into the bound tensors (``upload``
-    with ``into=``) runs the next call with no other host traffic.
+    with ``into=``) runs the next call with no other host traffic. The seed is slot
+    ``seed_slot`` of ``seed`` (``past_state``, or ``present_state`` when aliased); with
+    ``slot_bound`` it is bound as that one slot on its own, so another slot can be rebound in its place.
     """
 
     kernel: LinearAttentionKernel
@@ -81,6 +84,15 @@ class BoundCall:
     params: DeviceTensor
     pipeline: Any
     bind_group: Any
+    seed_slot: int = 0
+    slot_bound: bool = False
+    rebound: dict[tuple[int, int, int], BoundCall] = field(default_factory=dict, repr=False)
+    """Calls of this family with other seeds and present states, by (seed id, slot, present id)."""
+
+    @property
+    def seed(self) -> DeviceTensor | None:
+        """The tensor the seed is read from (None without a past state)."""
+        return self.present_state if self.spec.aliased else self.tensors.get("past_state")
 
     def encode(self, encoder: Any, timestamp_writes: Any = None) -> None:
         """Record this call's compute pass into a command encoder."""
@@ -97,9 +109,37 @@ class BoundCall:
             self.encode(encoder)
         self.kernel.device.queue.submit([encoder.finish()])
 
+    def with_seed(self, seed: DeviceTensor, slot: int, present_state: DeviceTensor) -> BoundCall:
+        """This call seeded from slot ``slot`` of ``seed``, writing ``present_state``: a bind group, cached.
+
+        Needs ``slot_bound`` and a slot at an aligned offset (``LinearAttentionKernel.rebind_blocker``).
+        """
+        key = (id(seed), slot, id(present_state))
+        if key not in self.rebound:
+            tensors = {**self.tensors, "past_state": seed, "present_state": present_state}
+            group = self.kernel.bind_group(self.pipeline, self.spec, self.params, tensors, slot)
+            self.rebound[key] = replace(self, tensors=tensors, present_state=present_state, bind_group=group,
+                                        seed_slot=slot)
+        return self.rebound[key]
+
     def release(self) -> None:
-        """Free the uniform this call owns (the bound tensors belong to the caller)."""
+        """Free the uniform this call's family owns (the bound tensors belong to the caller)."""
+        self.rebound.clear()
         self.params.release()
+
+
+@dataclass(frozen=True)
+class Selection:
+    """How ``accept`` resumed: the call to dispatch next, and the path it took.
+
+    ``path``: ``"rebind"`` (the slot is bound as the next call's seed: no GPU work), ``"copy"``
+    (the slot was copied into the seed on the GPU), or ``"keep"`` (nothing to do: zero tokens
+    accepted on separate bindings). ``reason`` says why a requested rebind fell back to a copy.
+    """
+
+    call: BoundCall
+    path: Literal["rebind", "copy", "keep"]
+    reason: str = ""
 
 
 class LinearAttentionKernel:
@@ -174,22 +214,46 @@ class LinearAttentionKernel:
             output = self.device.tensor(dims.output_shape, dims.dtype, "output")
         if present_state is None:
             present_state = self.device.tensor(dims.state_shape, dims.dtype, "present_state")
-        params = self.device.tensor((PARAMS_BYTES // 4,), np.uint32, "params", self.device.module.BufferUsage.UNIFORM)
-        slot_elems = dims.batch * dims.kv_heads * dims.d_k * dims.d_v
-        raw = np.array([dims.batch, dims.seq_len, 0, max(dims.state_window - 1, 0) * slot_elems], dtype=np.uint32)
-        raw[2] = np.float32(dims.scale).view(np.uint32)
-        self.device.upload(raw, "params", into=params)
         bound = {name: tensors[name] for name in spec.inputs}
         bound["output"] = output
         bound["present_state"] = present_state
-        entries = [{"binding": 0, "resource": {"buffer": params.buffer, "offset": 0, "size": params.size}}]
-        entries += [
-            {"binding": binding, "resource": {"buffer": bound[name].buffer, "offset": 0, "size": bound[name].size}}
-            for binding, name, _ in spec.bindings
-        ]
+        seed = present_state if spec.aliased else bound.get("past_state")
+        seed_slot = max(dims.state_window - 1, 0)
+        slot_bound = (dims.state_window > 0 and not spec.aliased and seed is not None
+                      and self.slot_range(seed, seed_slot) is not None)
+        slot_elems = dims.batch * dims.kv_heads * dims.d_k * dims.d_v
+        params = self.device.tensor((PARAMS_BYTES // 4,), np.uint32, "params", self.device.module.BufferUsage.UNIFORM)
+        raw = np.array([dims.batch, dims.seq_len, 0, 0 if slot_bound else seed_slot * slot_elems], dtype=np.uint32)
+        raw[2] = np.float32(dims.scale).view(np.uint32)
+        self.device.upload(raw, "params", into=params)
         pipeline = self.pipeline(spec)
-        bind_group = self.device.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
-        return BoundCall(self, dims, spec, bound, output, present_state, params, pipeline, bind_group)
+        group = self.bind_group(pipeline, spec, params, bound, seed_slot if slot_bound else None)
+        return BoundCall(self, dims, spec, bound, output, present_state, params, pipeline, group, seed_slot, slot_bound)
+
+    def slot_range(self, tensor: DeviceTensor, slot: int) -> tuple[int, int] | None:
+        """``(offset, size)`` binding slot ``slot`` of a 5-D state on its own; None where the offset is unaligned.
+
+        Binding offsets must be multiples of ``min-storage-buffer-offset-alignment`` (256 bytes on
+        most devices): a slot of odd size may start anywhere. The size is padded to 4 bytes (for
+        odd float16 slots that takes the first bytes of the next slot, which the kernel never reads).
+        """
+        slot_bytes = tensor.nbytes // tensor.shape[0]
+        offset = slot * slot_bytes
+        if offset % self.device.limits["min-storage-buffer-offset-alignment"]:
+            return None
+        return offset, min(-(-slot_bytes // 4) * 4, tensor.size - offset)
+
+    def bind_group(self, pipeline: Any, spec: KernelSpec, params: DeviceTensor, bound: Mapping[str, DeviceTensor],
+                   seed_slot: int | None) -> Any:
+        """The bind group of a call; ``seed_slot`` set: ``past_state`` is bound as that slot alone."""
+        entries = [{"binding": 0, "resource": {"buffer": params.buffer, "offset": 0, "size": params.size}}]
+        for binding, name, _ in spec.bindings:
+            tensor = bound[name]
+            offset, size = 0, tensor.size
+            if name == "past_state" and seed_slot is not None:
+                offset, size = self.slot_range(tensor, seed_slot)
+            entries.append({"binding": binding, "resource": {"buffer": tensor.buffer, "offset": offset, "size": size}})
+        return self.device.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
 
     def copy_slot(self, source: DeviceTensor, slot: int, destination: DeviceTensor, destination_slot: int) -> None:
         """Copy window slot ``slot`` of ``source`` into slot ``destination_slot`` of ``destination`` on the GPU.
@@ -230,26 +294,46 @@ class LinearAttentionKernel:
         encoder.copy_buffer_to_buffer(source.buffer, slot * slot_bytes, destination.buffer,
                                       destination_slot * slot_bytes, slot_bytes)
 
-    def accept(self, call: BoundCall, accepted: int, saved_seed: DeviceTensor | None = None) -> None:
-        """After ``call`` ran, make its ``past_state[W-1]`` the state after ``accepted`` tokens (SPEC §3).
+    def rebind_blocker(self, call: BoundCall, slot: int) -> str | None:
+        """Why slot ``slot`` of ``call.present_state`` cannot be rebound as the next seed; None if it can."""
+        if call.spec.aliased:
+            return "aliased binding: WebGPU forbids binding one buffer read-only and read-write in one dispatch"
+        align = self.device.limits["min-storage-buffer-offset-alignment"]
+        if not call.slot_bound or self.slot_range(call.present_state, slot) is None:
+            slot_bytes = call.present_state.nbytes // call.present_state.shape[0]
+            return f"a slot of {slot_bytes} bytes does not start at a multiple of the {align}-byte offset alignment"
+        return None
 
-        For ``accepted >= 1`` the matching slot of ``present_state`` is copied into ``past_state[W-1]``
-        on the GPU; dispatching the call again (with new inputs) then resumes from it. For
-        ``accepted = 0`` separate bindings need nothing, since the kernel never writes the past
-        state; the aliased binding overwrote it, so ``saved_seed`` (from ``save_seed`` before the
-        call) is copied back.
+    def accept(self, call: BoundCall, accepted: int, saved_seed: DeviceTensor | None = None,
+               mode: Literal["rebind", "copy"] = "rebind") -> Selection:
+        """After ``call`` ran, resume from the state after ``accepted`` of its tokens (SPEC §3); dispatch
+        the returned ``Selection.call`` next.
+
+        ``mode="rebind"``: for ``accepted >= 1`` the next call reads its seed straight from the matching
+        slot of ``call.present_state`` and writes its present state into ``call``'s seed buffer (the
+        two buffers swap roles each time: ping-pong, no copy, no allocation); where the binding is
+        aliased or the slot's offset is unaligned it falls back to the copy (``Selection.reason``).
+        ``mode="copy"``: the slot is copied into the seed slot on the GPU and ``call`` itself resumes.
+        For ``accepted = 0`` separate bindings need nothing (the kernel never writes its seed); the
+        aliased binding overwrote it, so ``saved_seed`` (from ``save_seed`` before the call) is copied back.
         """
         dims = call.dims
-        past = call.tensors.get("past_state", call.present_state if call.spec.aliased else None)
-        if past is None or dims.state_window == 0:
+        seed = call.seed
+        if seed is None or dims.state_window == 0:
             raise ValueError("accept: the call needs a past_state and state_window >= 1")
         slot = slot_for_accepted(dims.seq_len, dims.state_window, accepted)
-        if slot is not None:
-            self.copy_slot(call.present_state, slot, past, dims.state_window - 1)
-        elif call.spec.aliased:
+        if slot is None:
+            if not call.spec.aliased:
+                return Selection(call, "keep")
             if saved_seed is None:
                 raise ValueError("accept: accepting 0 tokens on an aliased binding needs the seed saved by save_seed")
-            self.copy_slot(saved_seed, 0, past, dims.state_window - 1)
+            self.copy_slot(saved_seed, 0, seed, call.seed_slot)
+            return Selection(call, "copy")
+        reason = self.rebind_blocker(call, slot) if mode == "rebind" else "copy requested"
+        if reason is None:
+            return Selection(call.with_seed(call.present_state, slot, seed), "rebind")
+        self.copy_slot(call.present_state, slot, seed, call.seed_slot)
+        return Selection(call, "copy", reason)
 
     def save_seed(self, past_state: DeviceTensor) -> DeviceTensor:
         """A one-slot copy of ``past_state[W-1]`` (shape ``(1, B, H_kv, d_k, d_v)``), made on the GPU."""

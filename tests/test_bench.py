@@ -134,6 +134,9 @@ def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
     memory = [g for g in results["gates"] if g["name"].startswith("memory")]
     assert len(memory) == 2 * len(measured) and all(g["passed"] for g in memory)
     assert {(r["T"], r["W"]) for r in results["rollback"] if r["dtype"] == "float32"} == {(4, 4), (4, 8)}
+    # slots of 512 (fp32) or 256 (fp16) bytes are aligned: select rebinds, and the copy is measured beside it
+    selects = [p for r in results["rollback"] for p in r["per_accepted"]]
+    assert selects and all(p["select_path"] == "rebind" and p["copy_us"] is not None for p in selects)
     assert {(r["dtype"], r["T"]) for r in results["ort_comparison"]} == {(d, t) for d, t, w in measured if w == 0}
     assert (tmp_path / "report.md").read_text().count("PASS") >= len(memory)
     assert (tmp_path / "latency_vs_window.png").stat().st_size > 0

@@ -76,6 +76,42 @@ def test_device_resident_redispatch_allocates_nothing(implementation: str) -> No
 
 
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_rebind_chain_equals_copy_chain(implementation: str) -> None:
+    """Select-and-resume five times over: rebinding (ping-pong, cached bind groups) = copying, bit for bit.
+
+    The rebind chain allocates nothing and builds at most one bind group per (direction, slot).
+    """
+    kernel = kernel_or_skip(implementation)
+    device = kernel.device
+    inputs = make_inputs(np.random.default_rng(5), dtype=np.float32, batch=1, seq_len=4, heads=(2, 2, 2), d_k=8,
+                         d_v=8, window=3, past=True, decay_per_row=True, beta_shared=False)
+    chain = [3, 2, 4, 2, 3, 2]
+    results = {}
+    for mode in ("rebind", "copy"):
+        tensors = {name: device.upload(x, name) for name, x in inputs.items()}
+        call = kernel.prepare(**tensors, **ATTRS)
+        current, states, paths = call, [], []
+        allocations = device.memory.allocations
+        for accepted in chain:
+            current.dispatch()
+            states.append((device.download(current.output), device.download(current.present_state)))
+            selection = kernel.accept(current, accepted, mode=mode)
+            current, _ = selection.call, paths.append(selection.path)
+        assert device.memory.allocations == allocations, f"{mode}: select-and-resume allocated"
+        assert set(paths) == {mode}
+        results[mode] = states
+        if mode == "rebind":
+            # the two state buffers swap roles each time: one bind group per (direction, accepted) pair
+            assert len(call.rebound) == len({(i % 2, a) for i, a in enumerate(chain)})
+        call.release()
+        for tensor in [*tensors.values(), call.output, call.present_state]:
+            tensor.release()
+    for step, (rebound, copied) in enumerate(zip(results["rebind"], results["copy"], strict=True)):
+        assert_bitwise(rebound[0], copied[0], f"output after {step} selections")
+        assert_bitwise(rebound[1], copied[1], f"present_state after {step} selections")
+
+
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_pipelines_are_compiled_once_and_cache_is_bounded(implementation: str) -> None:
     kernel = kernel_or_skip(implementation)
     small = LinearAttentionKernel(kernel.device, max_pipelines=2)

@@ -199,27 +199,38 @@ def test_large_and_odd_heads(implementation: str, shape: tuple) -> None:
     assert_close(present, ref_present, dtype, f"present_state {shape}")
 
 
+SELECT_SHAPES = {
+    "odd": {"batch": 2, "heads": (3, 3, 3), "d_k": 5, "d_v": 3},  # slots at unaligned offsets: copy
+    "aligned": {"batch": 2, "heads": (2, 2, 2), "d_k": 8, "d_v": 8},  # 512 or 1024-byte slots: rebind
+}
+
+
+@pytest.mark.parametrize("layout", SELECT_SHAPES)
+@pytest.mark.parametrize("mode", ["rebind", "copy"])
 @pytest.mark.parametrize("aliased", [False, True], ids=["separate", "aliased"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
-def test_select_and_resume_on_gpu(implementation: str, dtype: type, aliased: bool) -> None:
-    """SPEC §3 on the device: accept a tokens, copy the slot on the GPU, run the next call.
+def test_select_and_resume_on_gpu(implementation: str, dtype: type, aliased: bool, mode: str, layout: str) -> None:
+    """SPEC §3 on the device: accept a tokens, rebind or copy the slot on the GPU, run the next call.
 
     For every represented a, the resumed call must equal, bit for bit, a fresh run over the
     accepted prefix followed by the next call; for a = 0 it must equal the next call from the
-    original past state. Both are also checked against the oracle.
+    original past state. Both are also checked against the oracle. A rebind is taken exactly
+    where it is possible (separate bindings, aligned slots), otherwise the copy.
     """
     kernel = kernel_or_skip(implementation, dtype)
     device = kernel.device
     window, seq_len = 4, 5
     rng = np.random.default_rng(7 + int(aliased) + 2 * int(dtype == np.float16))
-    shape = {"dtype": dtype, "batch": 2, "seq_len": seq_len, "heads": (3, 3, 3), "d_k": 5, "d_v": 3,
-             "window": window, "past": True, "decay_per_row": False, "beta_shared": True}
+    shape = {"dtype": dtype, "seq_len": seq_len, **SELECT_SHAPES[layout], "window": window, "past": True,
+             "decay_per_row": False, "beta_shared": True}
     first = make_inputs(rng, **shape)
     second = make_inputs(rng, **shape)
-    attrs = {"q_num_heads": 3, "kv_num_heads": 3, "update_rule": "gated_delta", "state_window": window}
+    heads = SELECT_SHAPES[layout]["heads"][0]
+    attrs = {"q_num_heads": heads, "kv_num_heads": heads, "update_rule": "gated_delta", "state_window": window}
     legacy_attrs = {**attrs, "state_window": 0}
     original_seed = first["past_state"][window - 1]
+    rebinds = mode == "rebind" and not aliased and layout == "aligned"
 
     tensors = {name: device.upload(x, name) for name, x in first.items()}
     call = kernel.prepare(**tensors, **attrs, present_state=tensors["past_state"] if aliased else None)
@@ -229,14 +240,20 @@ def test_select_and_resume_on_gpu(implementation: str, dtype: type, aliased: boo
                 device.upload(x, name, into=tensors[name])
             saved = kernel.save_seed(tensors["past_state"]) if aliased else None
             call.dispatch()
-            kernel.accept(call, accepted, saved)
+            selection = kernel.accept(call, accepted, saved, mode=mode)
             if saved is not None:
                 saved.release()
+            where = f"{implementation} {np.dtype(dtype)} aliased={aliased} {mode} {layout} accepted={accepted}"
+            expected_path = "rebind" if rebinds else "copy"
+            if accepted == 0:
+                expected_path = "copy" if aliased else "keep"
+            assert selection.path == expected_path, f"{where}: {selection}"
             for name, x in second.items():
                 if name != "past_state":
                     device.upload(x, name, into=tensors[name])
-            call.dispatch()
-            resumed_output, resumed_state = device.download(call.output), device.download(call.present_state)
+            resumed = selection.call
+            resumed.dispatch()
+            resumed_output, resumed_state = device.download(resumed.output), device.download(resumed.present_state)
 
             if accepted == 0:
                 seed = original_seed
@@ -246,7 +263,6 @@ def test_select_and_resume_on_gpu(implementation: str, dtype: type, aliased: boo
             next_past = np.full_like(second["past_state"], np.nan)
             next_past[window - 1] = seed
             fresh = linear_attention(**{**second, "past_state": next_past}, **attrs, implementation=implementation)
-            where = f"{implementation} {np.dtype(dtype)} aliased={aliased} accepted={accepted}"
             assert_bitwise(resumed_output, fresh[0], f"resumed output, {where}")
             assert_bitwise(resumed_state, fresh[1], f"resumed present_state, {where}")
 

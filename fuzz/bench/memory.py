@@ -69,14 +69,16 @@ def bind_tracked(device: GpuDevice, make: Callable[[], Workload]) -> tuple[Workl
 
 
 def growth(workload: Workload, calls: int) -> Snapshot:
-    """Counter change over ``calls`` steady-state cycles: dispatch, then (``W > 0``) accept a represented prefix."""
+    """Counter change over ``calls`` steady-state cycles: dispatch, then (``W > 0``) accept a represented
+    prefix (rebinding where it can, as a caller would) and resume from it."""
     device = workload.kernel.device
     accepted = list(represented_acceptances(workload.seq_len, workload.window)) if workload.window else []
     before = Snapshot.of(device)
+    call = workload.call
     for i in range(calls):
-        workload.call.dispatch()
+        call.dispatch()
         if accepted:
-            workload.kernel.accept(workload.call, accepted[i % len(accepted)])
+            call = workload.kernel.accept(call, accepted[i % len(accepted)]).call
     workload.fence()
     return Snapshot.of(device).minus(before)
 

@@ -109,6 +109,9 @@ GPU_CLOCK = "gpu-timestamp"
 FENCED_CLOCK = "wall-fenced"
 """Host wall time of one call plus a readback that waits for the queue: a per-call round trip."""
 
+HOST_CLOCK = "host"
+"""Host wall time of a CPU-only operation (e.g. creating a bind group): nothing to wait for."""
+
 PIPELINED_CLOCK = "wall-pipelined"
 """Host wall time of ``batch`` calls submitted back to back and one fence, divided by ``batch``."""
 

@@ -15,8 +15,12 @@ DEFINITIONS = """\
 - Overhead: (verify_W - verify_0) / verify_0.
 - On a rejection with a accepted tokens (0 <= a < T): without a window the caller reruns the
   accepted prefix (prefix_rerun(a): a W = 0 call over a tokens from the original past state; a = 0
-  costs nothing extra); with a window it selects a slot (checkpoint_select(a): the GPU time a slot
-  copy adds between two calls, measured as span[call, copy, call] - span[call, call]; a = 0 costs nothing).
+  costs nothing extra); with a window it selects a slot (checkpoint_select(a); a = 0 costs nothing),
+  by the cheaper path that exists: *rebind* (the slot is bound as the next call's seed; possible on
+  separate bindings where the slot's offset meets the binding alignment), measured as
+  span[call, call seeded from the slot] - span[call, call], or *copy*, measured as
+  span[call, copy, call] - span[call, call]. Where both exist both are shown; the host time of
+  creating the rebind's bind group (once per slot, then cached) is shown beside it, not added.
   The rerun is timed as its own pass and the copy with the barrier it adds: the comparison leans
   against the window, never for it.
 - p* = (verify_W - verify_0) / E[prefix_rerun - checkpoint_select | rejection], the expectation over
@@ -59,15 +63,23 @@ def _p_star(value: float | None) -> str:
     return "undefined" if value is None else f"{100 * value:.1f}%"
 
 
+def _select_path(accepted: dict) -> str:
+    """``(rebind; copy 12.3, bind group 4.5 host)`` or ``(copy)``: the path taken and the other measurements."""
+    if accepted["select_path"] == "copy":
+        return "(copy)"
+    return (f"(rebind; copy {_us(accepted['copy_us'])}, "
+            f"bind group {_us(accepted['rebind_bind_group_host_us'])} host)")
+
+
 def rollback_table(results: dict) -> str:
     rows = []
     for r in results["rollback"]:
         detail = ", ".join(f"a={p['a']}: {_us(p['prefix_rerun_us'])}/{_us(p['checkpoint_select_us'])}"
-                           for p in r["per_accepted"])
+                           f" {_select_path(p)}" for p in r["per_accepted"])
         rows.append([r["dtype"], r["shape"], str(r["T"]), str(r["W"]), _us(r["verify_W_us"] - r["verify_0_us"]),
                      _us(r["expected_saving_us"]), _p_star(r["p_star"]), detail])
     return _table(["dtype", "shape", "T", "W", "verify_W - verify_0 us", "E[rerun - select] us", "p*",
-                   "rerun/select us per accepted a"], rows)
+                   "rerun/select us per accepted a (select path)"], rows)
 
 
 def memory_table(results: dict) -> str:
@@ -120,6 +132,7 @@ def markdown(results: dict) -> str:
         f"{protocol['repetitions']} repetitions (pipelined wall samples: {protocol['batch']} calls each); "
         "p50/p95 over all repetitions' samples",
         f"- rule {meta['update_rule']}, {meta['state_binding']}; acceptance distribution: {meta['acceptance']}",
+        f"- checkpoint select: {meta['checkpoint_select']}",
         f"- ORT WebGPU EP: {meta['ort_webgpu']}",
         f"- run time {meta['seconds']:.0f} s",
         "",

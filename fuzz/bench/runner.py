@@ -19,7 +19,7 @@ from kernels import KernelUnsupported, LinearAttentionKernel, get_kernel
 from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS
 
 from . import gates
-from .kernel_timing import select_costs_ns, verify_timing, wall_clock_timings
+from .kernel_timing import SelectCost, select_costs, verify_timing, wall_clock_timings
 from .memory import bind_tracked, memory_record
 from .ort_side import OrtSide, OrtUnavailable
 from .protocol import FULL, Protocol, Timing, protocol_dict
@@ -65,7 +65,7 @@ class _Group:
     def __init__(self, kernel: LinearAttentionKernel, options: Options, dtype: str, shape: Shape, log: Log) -> None:
         self.kernel, self.options, self.dtype, self.shape, self.log = kernel, options, dtype, shape, log
         self.verify: dict[tuple[int, int], Timing] = {}
-        self.select: dict[tuple[int, int], dict[int, float]] = {}
+        self.select: dict[tuple[int, int], dict[int, SelectCost]] = {}
         self.rows: list[dict] = []
         self.ort_rows: list[dict] = []
 
@@ -82,7 +82,7 @@ class _Group:
             self.verify[seq_len, window] = timing
             accepted = represented_rejections(seq_len, window) if window else []
             if accepted:
-                self.select[seq_len, window] = select_costs_ns(work, accepted, protocol)
+                self.select[seq_len, window] = select_costs(work, accepted, protocol)
             memory = memory_record(work, bound, self.options.growth_calls)
             if window == 0 and ort is not None:
                 self.ort_rows.append(self._ort_row(work, seq_len, ort))
@@ -116,8 +116,9 @@ class _Group:
     def rollback_rows(self) -> list[dict]:
         rows = []
         acceptance = self.options.acceptance
-        for (seq_len, window), select in self.select.items():
-            rerun = {a: self.rerun_ns(a) for a in select}
+        for (seq_len, window), costs in self.select.items():
+            rerun = {a: self.rerun_ns(a) for a in costs}
+            select = {a: cost.selected_ns for a, cost in costs.items()}
             verify_w, verify_0 = self.verify[seq_len, window].p50, self.verify[seq_len, 0].p50
             saving = expected_saving(seq_len, window, rerun, select, acceptance)
             probabilities = acceptance.probabilities(seq_len)
@@ -125,11 +126,21 @@ class _Group:
                 "dtype": self.dtype, "shape": self.shape.label, "T": seq_len, "W": window,
                 "verify_W_us": verify_w / 1e3, "verify_0_us": verify_0 / 1e3,
                 "per_accepted": [{"a": a, "probability": float(probabilities[a]), "prefix_rerun_us": rerun[a] / 1e3,
-                                  "checkpoint_select_us": select[a] / 1e3} for a in select],
+                                  "checkpoint_select_us": select[a] / 1e3, **_select_record(cost)}
+                                 for a, cost in costs.items()],
                 "expected_saving_us": saving / 1e3,
                 "p_star": break_even(verify_w, verify_0, saving),
             })
         return rows
+
+
+def _select_record(cost: SelectCost) -> dict[str, object]:
+    """Both select paths of one accepted length, JSON-ready (None where a path does not exist)."""
+    def us(ns: float | None) -> float | None:
+        return None if ns is None else ns / 1e3
+
+    return {"select_path": cost.path, "copy_us": us(cost.copy_ns), "rebind_us": us(cost.rebind_ns),
+            "rebind_bind_group_host_us": us(cost.bind_group_ns), "rebind_unavailable": cost.reason}
 
 
 def _gates(kernel_rows: list[dict], rollback_rows: list[dict]) -> list[gates.Gate]:
@@ -197,6 +208,7 @@ def run_benchmark(options: Options, log: Log = print) -> dict:
             "acceptance": options.acceptance.label,
             "update_rule": UPDATE_RULE,
             "state_binding": "separate past_state and present_state buffers",
+            "checkpoint_select": "rebind the slot as the next call's seed where its offset is aligned, else copy it",
             "growth_calls": options.growth_calls,
             "python": sys.version.split()[0],
             "platform": platform.platform(),

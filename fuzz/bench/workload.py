@@ -2,8 +2,8 @@
 
 Every configuration runs the default update rule (``gated_delta``, the most work per token) with
 per-head decay and beta, ``H_q = H_kv``, and a past state. Past and present state are separate
-buffers (not aliased), so select-a-slot-and-resume is one slot copy with no scratch, and the
-original past state survives a zero-token acceptance.
+buffers (not aliased), so select-a-slot-and-resume is a rebind (where slots are aligned) or one
+slot copy, never with scratch, and the original past state survives a zero-token acceptance.
 """
 
 from __future__ import annotations
