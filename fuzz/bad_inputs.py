@@ -18,9 +18,8 @@ from hypothesis import strategies as st
 
 from fuzz.case import Case
 from fuzz.strategies import Limits, cases
+from oracles.prefix import SEQUENCE_INPUTS
 from oracles.validation import DELTA_RULES, GATED_RULES, MAX_STATE_WINDOW, Dims, ValidationError, validate
-
-SEQUENCE_INPUTS = ("query", "key", "value", "decay", "beta")
 
 
 @dataclass
