@@ -26,6 +26,7 @@ import numpy as np
 from hypothesis import event, given, target
 from hypothesis import settings as Settings
 from hypothesis import strategies as st
+from hypothesis.errors import FlakyFailure
 
 import oracles
 from fuzz.backends import Backend, Crashed, Rejected, TimedOut, Unsupported, create
@@ -465,13 +466,21 @@ def run_property(
     test = Settings(settings, report_multiple_bugs=False)(given(prop.strategy(limits))(body))
     try:
         test()
-    except PropertyFailure as failure:
-        directory = _record_failure(failure, backends, save_dir)
-        command = reproduce_command(directory, prop.name, [b.name for b in backends])
-        failure.report += f"\nminimal case: {failure.case.summary()}\nreproduce: {command}"
-        print(failure.report)
-        return failure
-    return None
+    except PropertyFailure as found:
+        failure = found
+    except FlakyFailure as flaky:
+        # the failure did not recur when Hypothesis replayed the case (a racy or stateful backend)
+        failure = next((e for e in flaky.exceptions if isinstance(e, PropertyFailure)), None)
+        if failure is None:
+            raise
+        failure.report += "\nflaky: this case did not fail on every run"
+    else:
+        return None
+    directory = _record_failure(failure, backends, save_dir)
+    command = reproduce_command(directory, prop.name, [b.name for b in backends])
+    failure.report += f"\nminimal case: {failure.case.summary()}\nreproduce: {command}"
+    print(failure.report)
+    return failure
 
 
 def reproduce(case: Case, property_name: str, backend_names: list[str]) -> PropertyFailure | None:

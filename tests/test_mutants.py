@@ -259,3 +259,25 @@ def test_property_catches_mutant(prop: str, mutant: type[Mutant], kind: str, bou
     with pytest.raises(PropertyFailure) as again:
         PROPERTIES[prop].check(saved, [bad.oracle, mutant()])
     assert again.value.signature == failure.signature
+
+
+class SometimesReadsFirstSlot(ReadsFirstSlot):
+    """Reads ``past_state[0]`` on every third call only: a racy kernel, as Hypothesis sees it."""
+
+    name = "sometimes-reads-past-slot-0"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        self.calls += 1
+        return super().mutate(case) if self.calls % 3 == 0 else self.oracle.run(case)
+
+
+def test_flaky_failure_is_still_reported(tmp_path: Path) -> None:
+    bad = SometimesReadsFirstSlot()
+    failure = run_property(PROPERTIES["poison-invariance"], [bad.oracle, bad], limits=Limits.ci(),
+                           settings=profiles.get("ci"), save_dir=tmp_path)
+    assert failure is not None and failure.kind == "mismatch"
+    assert "flaky" in failure.report
