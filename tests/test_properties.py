@@ -9,7 +9,6 @@ the run's statistics say how many. Error parity runs each backend in a crash-iso
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -20,38 +19,11 @@ from fuzz.backends import REGISTRY, Backend, Capabilities, Unavailable, Unsuppor
 from fuzz.bad_inputs import BREAKERS, break_case
 from fuzz.case import Case
 from fuzz.isolation import isolated
-from fuzz.known_issues import known_issue
+from fuzz.known_issues import KNOWN_ISSUES, KnownIssue, known_issue
 from fuzz.properties import PROPERTIES, PropertyFailure, RunStats, check_error_parity, run_property
 from fuzz.strategies import Layout, Limits, Numerics, Shape, build_case
-from oracles.validation import ValidationError
 
 CI = profiles.get("ci")
-
-
-def _broken_rule_of(case: Case) -> str:
-    """The input or attribute named by the shared validation's message ('' for a valid case)."""
-    try:
-        case.dims()
-    except ValidationError as err:
-        return str(err).split(":", 1)[0]
-    return ""
-
-
-KNOWN_FINDINGS: dict[str, dict[str, tuple[str, Callable[[Case], bool]]]] = {
-    "ort-webgpu": {
-        "kv_num_heads = 0 kills the process with SIGFPE": ("crash", lambda c: c.attrs.get("kv_num_heads") == 0),
-        "T = 0 kills the process with SIGSEGV": ("crash", lambda c: c.seq_len == 0),
-        "decay, beta and past_state shapes are not validated (W = 0, any rule)":
-            ("accepted-invalid", lambda c: _broken_rule_of(c) in ("decay", "beta", "past_state")),
-    },
-}
-"""Invalid inputs a backend mishandles: ``what -> (error-parity kind, affected cases)``; found by
-error-parity on onnxruntime 1.31.1 + onnxruntime-ep-webgpu 0.4.0 (lavapipe)."""
-
-
-def known_finding(backend: str, case: Case) -> str | None:
-    """The documented invalid-input finding of ``backend`` that ``case`` triggers, if any."""
-    return next((what for what, (_, hit) in KNOWN_FINDINGS.get(backend, {}).items() if hit(case)), None)
 
 
 class KnownIssuesDeclined(Backend):
@@ -68,9 +40,6 @@ class KnownIssuesDeclined(Backend):
         issue = known_issue(self.name, case)
         if issue is not None:
             raise Unsupported(self.name, f"known issue {issue.id}")
-        finding = known_finding(self.name, case)
-        if finding is not None:
-            raise Unsupported(self.name, f"known finding: {finding}")
         return self.inner.run(case)
 
     def close(self) -> None:
@@ -151,14 +120,13 @@ def test_error_parity_on_every_rule(name: str, backends) -> None:
         check_error_parity(case, [backends("oracle"), backend])
 
 
-@pytest.mark.parametrize(("name", "what"), [(n, w) for n, found in KNOWN_FINDINGS.items() for w in found])
-def test_known_findings_still_hold(name: str, what: str, backends) -> None:
-    """Each documented finding is still there, and error-parity reports it (retire it when fixed)."""
-    declining = backends(name, crash_isolated=True)
+@pytest.mark.parametrize("issue", [i for i in KNOWN_ISSUES if i.kind != "wrong-result"], ids=lambda i: i.id)
+def test_known_invalid_input_findings_still_hold(issue: KnownIssue, backends) -> None:
+    """Each documented invalid-input finding is still there, and error-parity reports it (retire it when fixed)."""
+    declining = backends(issue.backend, crash_isolated=True)
     if isinstance(declining, str):
         pytest.skip(declining)
-    kind, hits = KNOWN_FINDINGS[name][what]
-    case = next(c for c in _rule_breaking_cases() if hits(c))
+    case = next(c for c in _rule_breaking_cases() if issue.applies(c))
     with pytest.raises(PropertyFailure) as failure:
         check_error_parity(case, [declining.inner])
-    assert failure.value.kind == kind, failure.value.report
+    assert failure.value.kind == issue.kind, failure.value.report
