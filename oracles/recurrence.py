@@ -120,17 +120,19 @@ def linear_attention(
     update_rule: str = "gated_delta",
     scale: float = 0.0,
     state_window: int = 0,
+    chunk_size: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ONNX ``com.microsoft::LinearAttention`` operator, in float64.
 
     Same input and attribute names as the op. Returns ``(output, present_state)`` as float64
     arrays; ``present_state`` has the shape of ``past_state`` for the given ``state_window``.
+    ``chunk_size`` is a tuning hint of the schema: checked to be an integer, then ignored.
     Raises ``ValidationError`` for any input the contract forbids.
     """
     dims = validate(
         query, key, value, past_state, decay, beta,
         q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
-        scale=scale, state_window=state_window,
+        scale=scale, state_window=state_window, chunk_size=chunk_size,
     )
     output, states = run_recurrence(dims, query, key, value, seed_state(dims, past_state), decay, beta)
     return output, window_from_states(dims, states)

@@ -114,6 +114,7 @@ def validate(
     update_rule: Any = "gated_delta",
     scale: Any = 0.0,
     state_window: Any = 0,
+    chunk_size: Any = None,
     allow_empty_sequence: bool = False,
 ) -> Dims:
     """Check one LinearAttention call against the contract and return its sizes.
@@ -124,6 +125,9 @@ def validate(
     if update_rule not in UPDATE_RULES:
         raise _fail("update_rule", f"one of {', '.join(UPDATE_RULES)}", repr(update_rule))
     window = _check_int_attr("state_window", state_window, 0, MAX_STATE_WINDOW)
+    if chunk_size is not None:
+        # a tuning hint that must not change results: any integer is accepted, as ORT accepts it
+        _check_int_attr("chunk_size", chunk_size, -(2**63), None)
     h_q = _check_int_attr("q_num_heads", q_num_heads, 1, None)
     h_kv = _check_int_attr("kv_num_heads", kv_num_heads, 1, None)
     if isinstance(scale, bool) or not isinstance(scale, int | float | np.floating | np.integer):
