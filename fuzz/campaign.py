@@ -1,23 +1,33 @@
 """The campaign: properties run for a time or example budget, sharded, in worker processes.
 
-The main process hands this shard's work units (``fuzz.shard``) to ``jobs`` spawned workers, each
-holding its own backends; it writes every new finding to ``<out>/corpus`` the moment it arrives,
-draws the progress line, and on its budget or Ctrl-C stops handing out work and writes
-``summary.json`` and ``report.html`` with everything found so far. Findings are shared between
-shards through the example database (``fuzz.database.shared_key``): each worker re-checks, before
-every unit, the cases other shards published there.
+The main process hands this shard's work units (``fuzz.shard``) to ``jobs`` spawned workers
+(``fuzz.worker``), each holding its own backends for the whole campaign; it writes every finding
+to ``<out>/corpus`` the moment it arrives and draws the progress line. At the end of the time
+budget, or on the first Ctrl-C, it sets the shared stop time: every running unit ends at its next
+example and hands back what it checked and found (a second Ctrl-C aborts at once). Then it writes
+``summary.json`` and ``report.html``. Findings are shared between shards through the example
+database (``fuzz.database.shared_key``): each worker re-checks, before every unit, the cases other
+shards published there.
+
+A failure covered by ``fuzz.known_issues`` is a *known* finding: saved once per issue as a corpus
+entry whose ``known_failure`` mark names the issue, listed in the report, counted, but not new.
+
+Exit status (``exit_status``): 1 when a new finding was made; 3 when no case was checked at all
+(nothing was tested, so nothing can be claimed); 130 after Ctrl-C otherwise; 0 when cases were
+checked and only known issues (or nothing) turned up.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import math
 import multiprocessing
 import platform
 import re
 import signal
+import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -27,17 +37,14 @@ from typing import Any
 import hypothesis
 import psutil
 
-from fuzz import corpus, profiles
-from fuzz.backends import Unavailable
-from fuzz.database import UnitDatabase, open_database, pack_case, shared_key, unpack_case
-from fuzz.explore import CountingBackend, Finding, UnitResult, finding_from, resolve_backend, resolve_property, run_unit
+from fuzz import corpus
+from fuzz.explore import Finding, UnitResult
 from fuzz.progress import Progress
-from fuzz.properties import PropertyFailure
 from fuzz.shard import Shard, WorkUnit, work_units
-from fuzz.strategies import Limits
+from fuzz.worker import Worker, init_worker, run_in_worker
 
-SUMMARY_FORMAT = "lafuzz-campaign/1"
-LIMITS = {"ci": Limits.ci, "default": Limits.default, "big": Limits.big}
+SUMMARY_FORMAT = "lafuzz-campaign/2"
+EXIT_CLEAN, EXIT_NEW_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_INTERRUPTED = 0, 1, 3, 130
 
 
 @dataclass
@@ -51,15 +58,16 @@ class CampaignConfig:
     jobs: int = 1
     time_budget: float | None = 180.0
     example_budget: int | None = None
-    examples_per_unit: int = 25
-    limits: str = "default"
+    examples_per_unit: int = 50
+    limits: str = "campaign"
     out: Path = Path("lafuzz-out")
     database: str | None = None
     """Directory or ``redis://HOST:PORT``; default ``<out>/hypothesis-db``."""
     known_corpus: Path | None = Path("corpus")
     """Where findings already marked as known failures are looked up."""
     isolate: bool = True
-    """Run the ORT backends in crash-isolated worker processes (``fuzz.isolation``)."""
+    """Run the ORT backends in crash-isolated worker processes for invalid input
+    (``fuzz.explore.ISOLATED_PROPERTIES``)."""
     unavailable: dict[str, str] = field(default_factory=dict)
     """Requested backends this machine lacks, with the reason (reported, not run)."""
 
@@ -71,103 +79,6 @@ class CampaignConfig:
         if self.example_budget is None:
             return None
         return -(-self.example_budget // self.examples_per_unit)
-
-
-# ---- the worker side (one per process; in-process when jobs == 1) -------------------------------
-class Worker:
-    """A process's backends, settings and view of the shared findings."""
-
-    def __init__(self, config: CampaignConfig, on_example: Callable[[], None] = lambda: None) -> None:
-        self.config = config
-        self.backends = [CountingBackend(resolve_backend(n, isolate=config.isolate)) for n in config.backends]
-        self.names = tuple(b.name for b in self.backends)
-        self.limits = LIMITS[config.limits]()
-        self.base = profiles.get("campaign")
-        self.database = open_database(config.database_spec())
-        self.on_example = on_example
-        self.seen_shared: set[bytes] = set()
-
-    def shared_findings(self, property_name: str) -> list[Finding]:
-        """Re-check the cases other shards published for this property; return those that fail here."""
-        found = []
-        prop = resolve_property(property_name)
-        for value in list(self.database.fetch(shared_key(property_name, self.names))):
-            digest = hashlib.sha256(value).digest()
-            if digest in self.seen_shared:
-                continue
-            self.seen_shared.add(digest)
-            case = unpack_case(value)
-            try:
-                prop.check(case, self.backends)
-            except PropertyFailure as failure:
-                finding = finding_from(failure, case)
-                finding.report = "(published by another shard)\n" + finding.report
-                found.append(finding)
-        return found
-
-    def run(self, unit: WorkUnit) -> tuple[UnitResult, list[Finding]]:
-        shared = self.shared_findings(unit.property)
-        database = UnitDatabase(self.database, f"lafuzz/unit/{unit.key}/{','.join(self.names)}")
-        result = run_unit(
-            unit,
-            self.backends,
-            limits=self.limits,
-            base=self.base,
-            max_examples=self.config.examples_per_unit,
-            database=database,
-            on_example=self.on_example,
-        )
-        if result.finding is not None:
-            value = pack_case(result.finding.case)
-            self.seen_shared.add(hashlib.sha256(value).digest())
-            self.database.save(shared_key(unit.property, self.names), value)
-        return result, shared
-
-    def describe(self) -> dict[str, Any]:
-        described = {}
-        for b in self.backends:
-            caps = b.capabilities()
-            described[b.name] = {"device": caps.device, "versions": caps.versions, "window": caps.window,
-                                 "dtypes": list(caps.dtypes), "notes": list(caps.notes)}
-        return described
-
-    def close(self) -> None:
-        for b in self.backends:
-            b.close()
-
-
-_WORKER: Worker | None = None
-
-
-def _init_worker(config: CampaignConfig, counter: Any) -> None:
-    """Process-pool initializer: Ctrl-C is the parent's business; build this process's backends."""
-    global _WORKER
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def count() -> None:
-        with counter.get_lock():
-            counter.value += 1
-
-    _WORKER = Worker(config, count)
-
-
-def _run_in_worker(unit: WorkUnit) -> tuple[UnitResult, list[Finding]]:
-    assert _WORKER is not None, "worker used before its initializer ran"
-    return _WORKER.run(unit)
-
-
-# ---- the main side -----------------------------------------------------------------------------
-def available_backends(names: list[str]) -> tuple[list[str], dict[str, str]]:
-    """Split ``names`` into those this machine can create and those it cannot (with the reason)."""
-    usable, missing = [], {}
-    for name in names:
-        try:
-            resolve_backend(name).close()
-        except Unavailable as err:
-            missing[name] = str(err)
-        else:
-            usable.append(name)
-    return usable, missing
 
 
 @dataclass
@@ -189,6 +100,15 @@ class FindingRecord:
     count: int = 1
 
 
+def known_mark(finding: Finding) -> dict[str, str] | None:
+    """The ``known_failure`` mark of a finding covered by a documented known issue."""
+    issue = finding.known_issue
+    if issue is None:
+        return None
+    return {"backend": issue.backend, "issue": issue.id, "implementation": issue.versions,
+            "explanation": issue.summary}
+
+
 class Campaign:
     """One run of ``CampaignConfig``: collects results, writes findings and the summary."""
 
@@ -198,21 +118,27 @@ class Campaign:
         self.corpus_dir = config.out / "corpus"
         self.results_examples = 0
         self.units = 0
+        self.stopped_units = 0
+        self.abandoned_units = 0
         self.backend_calls: Counter = Counter()
         self.coverage: Counter = Counter()
         self.ratios: dict[str, Counter] = {}
+        self.parts: dict[str, list[float]] = {}
+        self.known_cases: Counter = Counter()
         self.per_property: dict[str, Counter] = {p: Counter() for p in config.properties}
         self.findings: dict[str, FindingRecord] = {}
         self.database_keys: set[bytes] = set()
-        self.known = {e.id: e.known_failure for e in corpus.load(config.known_corpus or Path("/nonexistent"))
-                      if e.known_failure}
+        self.marked = {e.id: e.known_failure for e in corpus.load(config.known_corpus or Path("/nonexistent"))
+                       if e.known_failure}
         self.interrupted = False
         self.started = datetime.now(UTC)
         self.backend_info: dict[str, Any] = {}
+        self.stop_time = math.inf if config.time_budget is None else time.time() + config.time_budget
 
     # ---- results ------------------------------------------------------------------------------
-    def _record(self, unit: WorkUnit, finding: Finding, versions: dict[str, Any]) -> None:
-        entry = corpus.Entry(
+    def _entry(self, unit: WorkUnit, finding: Finding) -> corpus.Entry:
+        issue = finding.known_issue
+        return corpus.Entry(
             property=finding.property,
             backends=finding.backends,
             kind=finding.kind,
@@ -228,13 +154,17 @@ class Campaign:
                 "unit_seed": unit.seed,
                 "hypothesis": hypothesis.__version__,
                 "host": platform.node(),
-                "backends": {n: versions.get(n, {}) for n in finding.backends},
+                "backends": {n: self.backend_info.get(n, {}) for n in finding.backends},
             },
+            id=issue.id if issue is not None else "",
         )
+
+    def _record(self, unit: WorkUnit, finding: Finding) -> None:
+        entry = self._entry(unit, finding)
         if entry.id in self.findings:
             self.findings[entry.id].count += 1
             return
-        entry.known_failure = self.known.get(entry.id)
+        entry.known_failure = known_mark(finding) or self.marked.get(entry.id)
         path = corpus.write_entry(self.corpus_dir, entry)
         self.findings[entry.id] = FindingRecord(
             id=entry.id,
@@ -250,32 +180,35 @@ class Campaign:
             first_unit=unit.key,
             known_failure=entry.known_failure,
         )
-        self.progress.findings[entry.kind] += 1
-        label = " (known failure)" if entry.known_failure else ""
-        self.progress.note(f"[lafuzz] finding{label}: {entry.property} {'/'.join(entry.backends)} {entry.kind}: "
+        label = "known" if entry.known_failure else "new"
+        self.progress.findings[f"{label} {entry.kind}"] += 1
+        self.progress.note(f"[lafuzz] {label} finding: {entry.property} {'/'.join(entry.backends)} {entry.kind}: "
                            f"{entry.signature[:100]} -> {path}")
 
     def absorb(self, result: UnitResult, shared: list[Finding]) -> None:
         """Fold one unit's result into the totals and write its findings."""
         self.units += 1
+        self.stopped_units += result.stopped
         self.results_examples += result.examples
         self.backend_calls.update(result.backend_calls)
         self.coverage.update(result.coverage)
+        self.known_cases.update(result.known)
         self.ratios.setdefault(result.unit.property, Counter()).update(result.ratios)
+        for part, ratio in result.parts.items():
+            self.parts.setdefault(part, []).append(ratio)
         stats = self.per_property[result.unit.property]
-        stats.update(units=1, examples=result.examples)
+        stats.update(units=1, examples=result.examples, known=sum(result.known.values()))
         self.database_keys |= result.database_keys
         for finding in [*shared, *([result.finding] if result.finding else [])]:
             stats.update(findings=1)
-            self._record(result.unit, finding, self.backend_info)
+            self._record(result.unit, finding)
         self.progress.units = self.units
 
     # ---- the run loop -------------------------------------------------------------------------
     def _out_of_budget(self) -> bool:
-        budget = self.config.time_budget
-        return budget is not None and self.progress.elapsed >= budget
+        return time.time() >= self.stop_time
 
-    def _units(self):
+    def _units(self) -> Iterator[WorkUnit]:
         units = work_units(self.config.properties, self.config.seed, self.config.shard)
         planned = self.config.planned_units()
         for count, unit in enumerate(units):
@@ -283,12 +216,19 @@ class Campaign:
                 return
             yield unit
 
+    def _on_interrupt(self, signum: int, frame: Any) -> None:
+        """First Ctrl-C: stop at the next example of every unit; a second one aborts."""
+        self.interrupted = True
+        self.stop_time = 0.0
+        self.progress.note("[lafuzz] interrupted: finishing the running units (Ctrl-C again to abort)")
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
     def _count_inline(self) -> None:
         self.progress.examples += 1
         self.progress.tick()
 
     def _run_inline(self) -> None:
-        worker = Worker(self.config, self._count_inline)
+        worker = Worker(self.config, self._count_inline, lambda: self.stop_time)
         self.backend_info = worker.describe()
         try:
             for unit in self._units():
@@ -297,9 +237,9 @@ class Campaign:
             worker.close()
 
     def _hard_stop(self) -> float:
-        """When running units are abandoned: the time budget plus a grace of 10% (at least 15 s)."""
-        budget = self.config.time_budget or 0.0
-        return budget + max(15.0, 0.1 * budget)
+        """When units still running are abandoned (a call hung in native code): the stop time plus a
+        grace of a quarter of the budget, at least 60 s."""
+        return self.stop_time + max(60.0, 0.25 * (self.config.time_budget or 0.0))
 
     @staticmethod
     def _end_workers(pool: ProcessPoolExecutor) -> None:
@@ -314,23 +254,26 @@ class Campaign:
     def _run_pool(self) -> None:
         context = multiprocessing.get_context("spawn")
         counter = context.Value("q", 0)
+        stop = context.Value("d", self.stop_time)
         describer = Worker(self.config)
         self.backend_info = describer.describe()
         describer.close()
-        pool = ProcessPoolExecutor(self.config.jobs, mp_context=context, initializer=_init_worker,
-                                   initargs=(self.config, counter))
+        pool = ProcessPoolExecutor(self.config.jobs, mp_context=context, initializer=init_worker,
+                                   initargs=(self.config, counter, stop))
         pending: set[Future] = set()
         units = self._units()
         try:
             while True:
                 while len(pending) < 2 * self.config.jobs and (unit := next(units, None)) is not None:
-                    pending.add(pool.submit(_run_in_worker, unit))
+                    pending.add(pool.submit(run_in_worker, unit))
                 if not pending:
                     break
+                stop.value = self.stop_time
                 if self._out_of_budget():  # stop handing out work: drop what has not started yet
                     pending = {f for f in pending if not f.cancel()}
-                    if self.progress.elapsed > self._hard_stop():
-                        self.progress.note(f"[lafuzz] budget spent: abandoning {len(pending)} running unit(s)")
+                    if time.time() > self._hard_stop():
+                        self.abandoned_units = len(pending)
+                        self.progress.note(f"[lafuzz] abandoning {len(pending)} unit(s) hung past the budget")
                         self._end_workers(pool)
                         pending = set()
                         break
@@ -342,7 +285,7 @@ class Campaign:
         finally:
             for future in pending:
                 future.cancel()
-            pool.shutdown(wait=not self.interrupted, cancel_futures=True)
+            pool.shutdown(wait=False, cancel_futures=True)
             self.progress.examples = max(counter.value, self.results_examples)
 
     def run(self) -> dict[str, Any]:
@@ -350,6 +293,7 @@ class Campaign:
         from fuzz.report import write_report
 
         self.corpus_dir.mkdir(parents=True, exist_ok=True)
+        previous = signal.signal(signal.SIGINT, self._on_interrupt)
         try:
             if self.config.jobs == 1:
                 self._run_inline()
@@ -357,7 +301,9 @@ class Campaign:
                 self._run_pool()
         except KeyboardInterrupt:
             self.interrupted = True
-            self.progress.note("[lafuzz] interrupted: writing what was found so far")
+            self.progress.note("[lafuzz] aborted: writing what was found so far")
+        finally:
+            signal.signal(signal.SIGINT, previous)
         self.progress.finish()
         summary = self.summary()
         write_report(summary, self.config.out)
@@ -368,6 +314,7 @@ class Campaign:
         config = asdict(self.config)
         config.update(shard=str(self.config.shard), out=str(self.config.out),
                       known_corpus=str(self.config.known_corpus), database=self.config.database_spec())
+        findings = [asdict(f) for f in self.findings.values()]
         return {
             "format": SUMMARY_FORMAT,
             "started": self.started.isoformat(timespec="seconds"),
@@ -376,21 +323,26 @@ class Campaign:
             "interrupted": self.interrupted,
             "config": config,
             "host": {"node": platform.node(), "python": platform.python_version(),
-                     "hypothesis": hypothesis.__version__},
+                     "hypothesis": hypothesis.__version__, "cpus": psutil.cpu_count()},
             "backends": self.backend_info,
             "unavailable": self.config.unavailable,
             "units": self.units,
+            "units_stopped_early": self.stopped_units,
+            "units_abandoned": self.abandoned_units,
             "examples": self.progress.examples,
-            "cases_per_second": round(self.progress.examples / elapsed, 1) if elapsed else 0.0,
+            "checked_examples": self.results_examples,
+            "cases_per_second": round(self.results_examples / elapsed, 1) if elapsed else 0.0,
             "backend_calls": dict(self.backend_calls),
             "peak_rss_mib": round(self.progress.peak_rss_mib, 1),
             "rss_samples": self.progress.rss_samples,
             "coverage": _by_axis(self.coverage),
             "ratio_histogram": {p: dict(c) for p, c in self.ratios.items()},
+            "error_ratios": {part: [round(r, 6) for r in ratios] for part, ratios in sorted(self.parts.items())},
+            "known_cases": dict(self.known_cases),
             "per_property": {p: dict(c) for p, c in self.per_property.items()},
-            "findings": [asdict(f) for f in self.findings.values()],
+            "findings": findings,
             "database_keys": sorted(k.hex() for k in self.database_keys),
-            "exit_status": exit_status(bool(self.findings), self.interrupted),
+            "exit_status": exit_status(findings, self.results_examples, self.interrupted),
         }
 
 
@@ -406,14 +358,15 @@ def _by_axis(coverage: Counter) -> dict[str, dict[str, int]]:
     return axes
 
 
-def exit_status(found: bool, interrupted: bool) -> int:
-    """1 when anything was found; else 130 after Ctrl-C; else 0."""
-    if found:
-        return 1
-    return 130 if interrupted else 0
+def exit_status(findings: list[dict[str, Any]], checked: int, interrupted: bool) -> int:
+    """1 for any new (unmarked) finding; else 3 if no case was checked; else 130 after Ctrl-C; else 0."""
+    if any(not f.get("known_failure") for f in findings):
+        return EXIT_NEW_FINDINGS
+    if checked == 0:
+        return EXIT_NOTHING_CHECKED
+    return EXIT_INTERRUPTED if interrupted else EXIT_CLEAN
 
 
 def run_campaign(config: CampaignConfig, progress: Progress | None = None) -> dict[str, Any]:
     """Run a campaign and return its summary (also written to ``<out>/summary.json``)."""
     return Campaign(config, progress).run()
-

@@ -8,6 +8,12 @@ import sys
 from pathlib import Path
 
 EXIT_USAGE = 2
+DEFAULT_BUDGET_S = 180.0
+"""The campaign's time budget when neither ``--time`` nor ``--examples`` is given."""
+
+
+class UsageError(Exception):
+    """A command was given something it cannot use (unknown name, bad URL, missing path): exit 2."""
 
 
 def _prepare_environment() -> None:
@@ -77,30 +83,52 @@ def _backend_names(text: str | None) -> list[str]:
 
 
 def _open_backends(names: list[str]) -> tuple[dict, dict[str, str]]:
-    """Create the named backends that exist here, keyed by their own names; and why the others do not."""
+    """Create the named backends that exist here, keyed by their own names; and why the others do not.
+
+    The ORT backends run crash-isolated (``fuzz.isolation``): the corpus holds inputs that crash them.
+    """
     from fuzz.backends import Unavailable
     from fuzz.explore import resolve_backend
 
     found, missing = {}, {}
     for name in names:
         try:
-            backend = resolve_backend(name)
+            backend = resolve_backend(name, isolate=True)
         except Unavailable as err:
             missing[name] = str(err)
+        except KeyError as err:
+            raise UsageError(err.args[0]) from err
         else:
             found[backend.name] = backend
     return found, missing
 
 
+def _checked(check, *args: object) -> None:
+    """Run a validating call; its ``KeyError``/``ValueError`` becomes a ``UsageError``."""
+    try:
+        check(*args)
+    except (KeyError, ValueError) as err:
+        raise UsageError(err.args[0] if err.args else str(err)) from err
+
+
 def _cmd_campaign(args: argparse.Namespace) -> int:
-    from fuzz.campaign import CampaignConfig, available_backends, run_campaign
+    from fuzz.backends import REGISTRY
+    from fuzz.campaign import CampaignConfig, run_campaign
+    from fuzz.database import open_database
     from fuzz.explore import resolve_property
     from fuzz.properties import PROPERTIES
+    from fuzz.worker import available_backends
 
     properties = _names(args.properties, list(PROPERTIES))
     for name in properties:
-        resolve_property(name)
-    backends, missing = available_backends(_backend_names(args.backends))
+        _checked(resolve_property, name)
+    names = _backend_names(args.backends)
+    unknown = [n for n in names if n not in REGISTRY and ":" not in n]
+    if unknown:
+        raise UsageError(f"unknown backend(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
+    if args.database:
+        _checked(open_database, args.database)
+    backends, missing = available_backends(names)
     for name, reason in missing.items():
         print(f"[lafuzz] skipping backend {name}: {reason}", file=sys.stderr)
     if not backends:
@@ -112,7 +140,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         seed=args.seed,
         shard=args.shard,
         jobs=args.jobs,
-        time_budget=args.time if args.time or not args.examples else None,
+        time_budget=args.time or (None if args.examples else DEFAULT_BUDGET_S),
         example_budget=args.examples,
         examples_per_unit=args.examples_per_unit,
         limits=args.limits,
@@ -124,9 +152,11 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     )
     summary = run_campaign(config)
     out = Path(args.out)
-    print(f"{len(summary['findings'])} finding(s) in {summary['examples']} cases "
-          f"({summary['cases_per_second']}/s, peak {summary['peak_rss_mib']} MiB); "
-          f"report: {out / 'report.html'}, summary: {out / 'summary.json'}, corpus: {out / 'corpus'}")
+    known = sum(1 for f in summary["findings"] if f["known_failure"])
+    print(f"{len(summary['findings']) - known} new and {known} known finding(s) in {summary['checked_examples']} "
+          f"checked cases ({summary['cases_per_second']}/s, peak {summary['peak_rss_mib']} MiB, "
+          f"exit {summary['exit_status']}); report: {out / 'report.html'}, summary: {out / 'summary.json'}, "
+          f"corpus: {out / 'corpus'}")
     return summary["exit_status"]
 
 
@@ -142,7 +172,7 @@ def _entries(paths: list[str], default_root: str):
             found.extend(corpus.read_entry(d) for d in corpus.entry_dirs(path))
             found.extend(corpus.read_entry(d) for d in corpus.entry_dirs(path / "corpus"))
         else:
-            raise FileNotFoundError(f"{path}: neither a corpus entry nor a corpus directory")
+            raise UsageError(f"{path}: neither a corpus entry nor a corpus directory")
     return found
 
 
@@ -209,7 +239,10 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 def _cmd_merge(args: argparse.Namespace) -> int:
     from fuzz.merge import merge_runs
 
-    merged = merge_runs([Path(p) for p in args.runs], Path(args.out))
+    try:
+        merged = merge_runs([Path(p) for p in args.runs], Path(args.out))
+    except FileNotFoundError as err:
+        raise UsageError(str(err)) from err
     print(f"merged {merged['merged_from']} runs: {merged['examples']} cases, {len(merged['findings'])} finding(s) "
           f"-> {args.out}/report.html")
     return 0
@@ -250,9 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=_positive, default=os.cpu_count() or 1, help="worker processes")
     p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
     p.add_argument("--properties", help="comma-separated properties, or all (default)")
-    p.add_argument("--limits", choices=["ci", "default", "big"], default="default", help="case size caps")
-    p.add_argument("--examples-per-unit", type=_positive, default=25,
-                   help="Hypothesis examples per work unit (default 25)")
+    p.add_argument("--limits", choices=["campaign", "ci", "default", "big"], default="campaign",
+                   help="case size caps (default campaign: every axis, shapes from a small pool)")
+    p.add_argument("--examples-per-unit", type=_positive, default=50,
+                   help="Hypothesis examples per work unit (default 50)")
     p.add_argument("--out", default="lafuzz-out", help="output directory (report, summary, corpus, database)")
     p.add_argument("--database", help="example database: a directory or redis://HOST:PORT "
                    "(default OUT/hypothesis-db)")
@@ -296,8 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (KeyError, ValueError, FileNotFoundError) as err:
-        print(f"lafuzz {args.command}: {err.args[0] if err.args else err}", file=sys.stderr)
+    except UsageError as err:
+        print(f"lafuzz {args.command}: {err}", file=sys.stderr)
         return EXIT_USAGE
 
 

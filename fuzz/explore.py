@@ -4,12 +4,21 @@ The unit counts every example and every backend call, tallies the case axes it d
 the minimal failing example Hypothesis reports into a ``Finding`` (the shrunk case plus the
 property's verdict). Properties and backends are found by name in the engine's registries, or as
 ``module:attribute`` so that test-only fakes reach spawned worker processes too.
+
+Two things keep a campaign honest and exploring:
+
+- a failure covered by ``fuzz.known_issues`` is shrunk once per worker (so the corpus gets one
+  minimal case per known issue) and afterwards only counted, so it does not end every unit;
+- a unit stops at the next example once ``stop_at`` (a wall-clock time) has passed: the campaign's
+  budget or Ctrl-C. What it checked so far is kept, and a failure it was shrinking is kept as the
+  smallest failing case reached (marked as not fully shrunk).
 """
 
 from __future__ import annotations
 
 import importlib
 import math
+import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -24,6 +33,7 @@ from fuzz.case import Case
 from fuzz.compare import RATIO_CAP, Mismatch
 from fuzz.database import UnitDatabase
 from fuzz.isolation import isolated
+from fuzz.known_issues import KnownIssue, known_issue
 from fuzz.properties import PROPERTIES, CheckResult, Property, PropertyFailure
 from fuzz.shard import WorkUnit
 from fuzz.strategies import Limits, case_axes
@@ -46,8 +56,13 @@ def resolve_property(name: str) -> Property:
 
 
 ISOLATED_PREFIXES = ("ort-",)
-"""Backends run in a crash-isolated worker process during campaigns: native code that invalid
-input can kill (a segfault in ORT must become a ``crash`` finding, not the end of the campaign)."""
+"""Backends run in a crash-isolated worker process for ``ISOLATED_PROPERTIES``: native code that
+invalid input can kill (a segfault in ORT must become a ``crash`` finding, not the end of the
+campaign)."""
+
+ISOLATED_PROPERTIES = ("error-parity",)
+"""Properties that feed invalid input, the input that crashes native code. Valid cases run in
+process: isolation costs a pipe round trip per call and a second copy of every backend."""
 
 
 def resolve_backend(name: str, *, isolate: bool = False) -> Backend:
@@ -107,6 +122,8 @@ class Finding:
     report: str
     case: Case
     mismatch: dict[str, Any] | None = None
+    known_issue: KnownIssue | None = None
+    """The documented issue (``fuzz.known_issues``) this finding is an instance of, if any."""
 
 
 @dataclass
@@ -121,7 +138,12 @@ class UnitResult:
     """Examples per decade of their worst error/tolerance ratio (``ratio_bucket``)."""
     finding: Finding | None = None
     database_keys: set[bytes] = field(default_factory=set)
-    seconds: float = 0.0
+    parts: dict[str, float] = field(default_factory=dict)
+    """Worst passing error/tolerance ratio per ``"backends|output"`` / ``"backends|slot j"``."""
+    known: Counter = field(default_factory=Counter)
+    """Known-issue id -> examples it covered (counted, not shrunk again)."""
+    stopped: bool = False
+    """The unit ended at ``stop_at`` before Hypothesis was done with it."""
 
 
 def mismatch_facts(mismatch: Mismatch | None) -> dict[str, Any] | None:
@@ -136,6 +158,21 @@ def mismatch_facts(mismatch: Mismatch | None) -> dict[str, Any] | None:
     return facts
 
 
+COVERS_MISMATCH = ("wrong-result", "mismatch")
+"""A known wrong result covers a property's ``mismatch`` failures on the backend at fault."""
+
+
+def covering_issue(failure: PropertyFailure, case: Case) -> KnownIssue | None:
+    """The known issue of one of the failing backends that covers this failure, if any."""
+    failing = failure.case if failure.case is not None else case
+    for name in failure.backends:
+        issue = known_issue(name, failing)
+        covers = issue is not None and (issue.kind == failure.kind or (issue.kind, failure.kind) == COVERS_MISMATCH)
+        if covers:
+            return issue
+    return None
+
+
 def finding_from(failure: PropertyFailure, case: Case) -> Finding:
     """The finding of a property failure (its own case when it carries one, else ``case``)."""
     return Finding(
@@ -146,6 +183,23 @@ def finding_from(failure: PropertyFailure, case: Case) -> Finding:
         report=failure.report,
         case=failure.case if failure.case is not None else case,
         mismatch=mismatch_facts(failure.mismatch),
+        known_issue=covering_issue(failure, case),
+    )
+
+
+class UnitStopped(BaseException):
+    """Raised inside a unit's test body at ``stop_at``; a ``BaseException`` so Hypothesis does not
+    mistake it for a failure to shrink."""
+
+
+def _harness_error(unit: WorkUnit, backends: Sequence[Backend], error: Exception, case: Case) -> Finding:
+    return Finding(
+        property=unit.property,
+        backends=tuple(b.name for b in backends),
+        kind="harness-error",
+        signature=f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}",
+        report="".join(traceback.format_exception(error)),
+        case=case,
     )
 
 
@@ -158,17 +212,43 @@ def run_unit(
     max_examples: int,
     database: UnitDatabase | None,
     on_example: Callable[[], None] = lambda: None,
+    stop_at: Callable[[], float] = lambda: math.inf,
+    shrunk_issues: set[str] | None = None,
 ) -> UnitResult:
-    """Run ``unit`` with Hypothesis exploring from the unit's seed; never raises a property failure."""
+    """Run ``unit`` with Hypothesis exploring from the unit's seed; never raises a property failure.
+
+    ``stop_at()`` is the wall-clock time (``time.time()``) at which the unit ends early;
+    ``shrunk_issues`` holds the known issues already shrunk by this worker (updated here).
+    """
     prop = resolve_property(unit.property)
     result = UnitResult(unit)
+    shrunk = shrunk_issues if shrunk_issues is not None else set()
     before = {b.name: b.calls for b in backends}
     last: list[Case] = []
+    chasing: list[str] = []
+    """The known issue this unit is shrinking (at most one)."""
+    smallest: list[PropertyFailure] = []
+    """The latest failure raised: Hypothesis only re-runs smaller failing cases while shrinking."""
+
+    def check(case: Case) -> CheckResult:
+        try:
+            return prop.check(case, backends) or CheckResult()
+        except PropertyFailure as failure:
+            issue = covering_issue(failure, case)
+            if issue is not None and issue.id not in chasing and (chasing or issue.id in shrunk):
+                result.known[issue.id] += 1
+                return CheckResult(comparisons=1)
+            if issue is not None and not chasing:
+                chasing.append(issue.id)
+            smallest[:] = [failure]
+            raise
 
     @settings(base, max_examples=max_examples, database=database, derandomize=False, report_multiple_bugs=False)
     @seed(unit.seed)
     @given(prop.strategy(limits))
     def body(case: Case) -> None:
+        if time.time() >= stop_at():
+            raise UnitStopped
         last[:] = [case]
         labels = axes(case)
         for label in labels:
@@ -176,27 +256,29 @@ def run_unit(
         result.examples += 1
         result.coverage.update(labels)
         on_example()
-        checked = prop.check(case, backends) or CheckResult()
+        checked = check(case)
         result.ratios[ratio_bucket(checked.max_ratio)] += 1
+        for part, ratio in checked.parts.items():
+            result.parts[part] = max(result.parts.get(part, 0.0), ratio)
         target(min(checked.max_ratio, RATIO_CAP), label=f"{unit.property} error/tolerance")
 
     try:
         body()
     except PropertyFailure as failure:
         result.finding = finding_from(failure, last[-1])
+    except UnitStopped:
+        result.stopped = True
+        if smallest:
+            result.finding = finding_from(smallest[0], last[-1])
+            result.finding.report += "\n(the campaign stopped while shrinking: not fully minimised)"
     except Exception as error:  # a harness or backend bug is a finding too, never a lost campaign
         if not last:
             raise
-        result.finding = Finding(
-            property=unit.property,
-            backends=tuple(b.name for b in backends),
-            kind="harness-error",
-            signature=f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}",
-            report="".join(traceback.format_exception(error)),
-            case=last[0],
-        )
+        result.finding = _harness_error(unit, backends, error, last[0])
     finally:
         result.backend_calls = {b.name: b.calls - before[b.name] for b in backends}
         if database is not None:
             result.database_keys = set(database.keys_used)
+    if result.finding is not None and result.finding.known_issue is not None:
+        shrunk.add(result.finding.known_issue.id)
     return result

@@ -40,9 +40,13 @@ def merge_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     merged["peak_rss_mib"] = max(s["peak_rss_mib"] for s in summaries)
     merged["rss_samples"] = max((s["rss_samples"] for s in summaries), key=len)
     merged["cases_per_second"] = round(sum(s["cases_per_second"] for s in summaries), 1)
-    for key in ("units", "examples"):
+    for key in ("units", "examples", "units_stopped_early", "units_abandoned"):
         merged[key] = sum(s[key] for s in summaries)
-    for key in ("backend_calls", "coverage", "per_property", "ratio_histogram"):
+    merged["error_ratios"] = {}
+    for s in summaries:
+        for part, ratios in s["error_ratios"].items():
+            merged["error_ratios"].setdefault(part, []).extend(ratios)
+    for key in ("backend_calls", "coverage", "per_property", "ratio_histogram", "known_cases"):
         merged[key] = {}
         for s in summaries:
             _sum_nested(merged[key], s[key])
@@ -57,7 +61,8 @@ def merge_summaries(summaries: list[dict[str, Any]]) -> dict[str, Any]:
                 findings[f["id"]] = dict(f)
     merged["findings"] = list(findings.values())
     merged["database_keys"] = sorted({k for s in summaries for k in s["database_keys"]})
-    merged["exit_status"] = exit_status(bool(findings), merged["interrupted"])
+    merged["checked_examples"] = sum(s.get("checked_examples", s["examples"]) for s in summaries)
+    merged["exit_status"] = exit_status(merged["findings"], merged["checked_examples"], merged["interrupted"])
     merged["merged_from"] = len(summaries)
     return merged
 

@@ -56,6 +56,9 @@ class CheckResult:
     """Assertions made; 0 means the case was vacuous for these backends."""
     skipped: dict[str, str] = field(default_factory=dict)
     """Backend (or ``*``) -> why it took no part in this case."""
+    parts: dict[str, float] = field(default_factory=dict)
+    """``"backends|output"`` or ``"backends|slot j"`` -> largest error/tolerance ratio there (the
+    campaign report plots these per backend pair and per slot)."""
 
 
 class PropertyFailure(AssertionError):
@@ -160,6 +163,24 @@ class _Check:
             raise self.fail("mismatch", backends, f"{tensor}:{m.reason}{detail}", "", m) from err
         self.result.max_ratio = max(self.result.max_ratio, ratio)
         self.result.comparisons += 1
+        self._note_parts("/".join(backends), tensor, ratio, actual, expected, values, block, depth, where, options)
+
+    def _note_parts(self, pair: str, tensor: str, ratio: float, actual: np.ndarray, expected: np.ndarray,
+                    values: np.ndarray, block: np.ndarray, depth: int, where: Where, options: dict) -> None:
+        """Record the passing ratio of ``tensor`` for ``pair``, slot by slot for a windowed state."""
+        if tensor == "output" or actual.ndim != 5:
+            ratios = {"output" if tensor == "output" else "state W=0": ratio}
+        else:
+            mask = options.pop("mask", None)
+            mask = np.ones(values.shape, dtype=bool) if mask is None else np.broadcast_to(mask, values.shape)
+            block = np.broadcast_to(block, values.shape)
+            ratios = {f"slot {j}": assert_close(actual[j], expected[j], exact=values[j], block=block[j],
+                                                tensor=tensor, d_v=self.dims.d_v, depth=depth, where=where,
+                                                mask=mask[j], **options)
+                      for j in range(actual.shape[0])}
+        for part, value in ratios.items():
+            key = f"{pair}|{part}"
+            self.result.parts[key] = max(self.result.parts.get(key, 0.0), value)
 
 
 def _at_window_zero(case: Case) -> Case:

@@ -59,15 +59,41 @@ def _png(draw: Callable[[plt.Axes], None], width: float = 7.0, height: float = 3
     return f'<img alt="plot" src="data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}">'
 
 
-def _error_points(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """The worst element of every mismatch found: its pair, tensor and slot, error and tolerance."""
-    points = []
+def _error_points(summary: dict[str, Any]) -> dict[str, list[float]]:
+    """Worst error/tolerance ratio per unit for every ``"backends|part"`` (passing cases), plus every
+    mismatch found at its worst element (ratio > 1)."""
+    points = {part: list(ratios) for part, ratios in summary.get("error_ratios", {}).items()}
     for f in summary["findings"]:
         m = f.get("mismatch") or {}
-        if (m.get("error") or 0) > 0 and (m.get("tolerance") or 0) > 0:
-            slot = "output" if m["tensor"] == "output" else f"slot {m['slot']}"
-            points.append({"pair": m["pair"], "slot": slot, "error": m["error"], "tolerance": m["tolerance"]})
+        ratio = m.get("ratio")
+        if isinstance(ratio, float) and 0 < ratio < float("inf"):
+            part = "output" if m["tensor"] == "output" else f"slot {m['slot']}"
+            points.setdefault(f"{m['pair']}|{part}", []).append(ratio)
     return points
+
+
+def _grouped(points: dict[str, list[float]], side: int) -> dict[str, list[float]]:
+    """Ratios grouped by one side of ``"backends|part"`` (0: backend pair, 1: output or slot)."""
+    groups: dict[str, list[float]] = {}
+    for key, ratios in points.items():
+        groups.setdefault(key.split("|")[side], []).extend(ratios)
+    return dict(sorted(groups.items()))
+
+
+def _strip(groups: dict[str, list[float]], what: str) -> Callable[[plt.Axes], None]:
+    def draw(ax: plt.Axes) -> None:
+        floor = 1e-6
+        for i, ratios in enumerate(groups.values()):
+            shown = [max(r, floor) for r in ratios]
+            jitter = [i + 0.3 * ((j * 0.618) % 1 - 0.5) for j in range(len(shown))]
+            ax.scatter(jitter, shown, s=8, alpha=0.5, color=["#4a78b5" if r <= 1 else "#b3261e" for r in ratios])
+        ax.axhline(1.0, color="k", linestyle="--", linewidth=1, label="error = tolerance")
+        ax.set_xticks(range(len(groups)), list(groups), rotation=30, ha="right", fontsize=7)
+        ax.set(yscale="log", ylabel="max error / tolerance", title=f"error against tolerance, per {what} "
+               f"(one dot per work unit; above the line fails; exact = {floor:g})")
+        ax.legend(fontsize=7, loc="upper left")
+
+    return draw
 
 
 def _ratios(histogram: dict[str, dict[str, int]]) -> Callable[[plt.Axes], None]:
@@ -83,21 +109,6 @@ def _ratios(histogram: dict[str, dict[str, int]]) -> Callable[[plt.Axes], None]:
         ax.set(yscale="log", xlabel="worst error / tolerance of the case (1 = at the tolerance)", ylabel="cases",
                title="how close passing cases came to their tolerance, per property")
         ax.legend(fontsize=7)
-
-    return draw
-
-
-def _scatter(points: list[dict[str, Any]], group: str) -> Callable[[plt.Axes], None]:
-    def draw(ax: plt.Axes) -> None:
-        for label in sorted({str(p[group]) for p in points}):
-            chosen = [p for p in points if str(p[group]) == label]
-            ax.scatter([p["tolerance"] for p in chosen], [p["error"] for p in chosen], s=12, label=label)
-        low = min(min(p["tolerance"], p["error"]) for p in points)
-        high = max(max(p["tolerance"], p["error"]) for p in points)
-        ax.plot([low, high], [low, high], "k--", linewidth=1, label="error = tolerance")
-        ax.set(xscale="log", yscale="log", xlabel="tolerance", ylabel="max error",
-               title=f"error against tolerance, per {group} (above the line fails)")
-        ax.legend(fontsize=7, loc="upper left")
 
     return draw
 
@@ -153,8 +164,10 @@ def render_html(summary: dict[str, Any]) -> str:
     """The whole report as one HTML document."""
     config, findings = summary["config"], summary["findings"]
     status = summary["exit_status"]
-    verdict = (f'<span class="bad">{len(findings)} finding(s)</span>' if findings
-               else '<span class="ok">nothing found</span>')
+    new = [f for f in findings if not f.get("known_failure")]
+    verdict = (f'<span class="bad">{len(new)} new finding(s)</span>' if new
+               else '<span class="ok">no new finding</span>')
+    verdict += f", {len(findings) - len(new)} known"
     budget = (f"{config['example_budget']} examples" if config.get("example_budget")
               else f"{config.get('time_budget')} s")
     parts = [
@@ -165,7 +178,10 @@ def render_html(summary: dict[str, Any]) -> str:
             ["elapsed", f"{summary['elapsed_s']} s{' (interrupted)' if summary['interrupted'] else ''}"],
             ["seed, shard, jobs", f"{config['seed']}, {config['shard']}, {config['jobs']}"],
             ["budget", f"{budget}, {config['examples_per_unit']} examples per unit, limits {config['limits']}"],
-            ["cases run", f"{summary['examples']} in {summary['units']} units"],
+            ["cases checked", f"{summary['checked_examples']} in {summary['units']} units "
+             f"({summary['units_stopped_early']} stopped at the budget, {summary['units_abandoned']} abandoned)"],
+            ["cases covered by known issues", ", ".join(f"{k}: {v}" for k, v in summary["known_cases"].items())
+             or "none"],
             ["throughput", f"{summary['cases_per_second']} cases/s"],
             ["peak resident memory", f"{summary['peak_rss_mib']} MiB"],
             ["properties", ", ".join(config["properties"])],
@@ -182,8 +198,9 @@ def render_html(summary: dict[str, Any]) -> str:
     if summary.get("unavailable"):
         parts.append(_table([[k, v] for k, v in summary["unavailable"].items()], ["not available", "why"]))
     parts.append("<h2>Properties</h2>")
-    parts.append(_table([[p, s.get("units", 0), s.get("examples", 0), s.get("findings", 0)]
-                         for p, s in summary["per_property"].items()], ["property", "units", "cases", "findings"]))
+    parts.append(_table([[p, s.get("units", 0), s.get("examples", 0), s.get("findings", 0), s.get("known", 0)]
+                         for p, s in summary["per_property"].items()],
+                        ["property", "units", "cases", "findings", "cases covered by known issues"]))
     parts.append(f"<h2>Findings ({len(findings)})</h2>")
     parts.extend(_finding(f) for f in findings)
     if not findings:
@@ -193,9 +210,9 @@ def render_html(summary: dict[str, Any]) -> str:
         parts.append(_png(_ratios(summary["ratio_histogram"])))
     points = _error_points(summary)
     if points:
-        parts.append("<p>Each mismatch found, at its worst element:</p>")
-        parts.append(_png(_scatter(points, "pair")))
-        parts.append(_png(_scatter(points, "slot")))
+        parts.append("<p>Every comparison of every case, passing or not, at its worst element:</p>")
+        parts.append(_png(_strip(_grouped(points, 0), "backend pair"), 9.0, 4.2))
+        parts.append(_png(_strip(_grouped(points, 1), "output / state slot"), 9.0, 4.2))
     parts.append("<h2>Coverage of the case axes</h2>")
     parts.extend(_png(_coverage(axis, counts), 5.0, 2.6) for axis, counts in summary["coverage"].items())
     if len(summary.get("rss_samples", [])) > 1:

@@ -69,6 +69,10 @@ class Limits:
     dtypes: tuple[str, ...] = ("float32", "float16")
     explicit_scales: bool = True
     """Draw explicit ``scale`` values too (each one is a new ORT session; CI keeps them off)."""
+    head_dim_pool: tuple[int, ...] = ()
+    """When set, ``d_k`` and ``d_v`` come only from these sizes (few compiled kernels, caches hit)."""
+    head_layout_pool: tuple[tuple[int, int, int], ...] = ()
+    """When set, ``(H_q, H_kv, n_k)`` comes only from these layouts."""
 
     def __post_init__(self) -> None:
         for name in ("max_batch", "max_seq_len", "max_heads", "max_head_dim", "max_next_tokens"):
@@ -92,6 +96,14 @@ class Limits:
     def default(cls) -> Limits:
         """Interactive fuzzing: moderate sizes, all scale forms."""
         return cls()
+
+    @classmethod
+    def campaign(cls) -> Limits:
+        """The default campaign: every axis, but shapes from a small pool so compiled kernels and
+        ORT sessions are reused (standard, grouped, inverse and shared-key head layouts)."""
+        return cls(max_batch=2, max_seq_len=9, max_heads=4, max_head_dim=8, max_next_tokens=2,
+                   max_state_elements=512, explicit_scales=False, head_dim_pool=(1, 3, 8),
+                   head_layout_pool=((1, 1, 1), (2, 1, 1), (1, 2, 1), (2, 2, 1)))
 
     @classmethod
     def big(cls) -> Limits:
@@ -145,6 +157,9 @@ class Numerics:
 def head_dims(limits: Limits, cap: int | None = None) -> st.SearchStrategy[int]:
     """A head size ``d_k``/``d_v``: the notable sizes first, then anything in ``1..cap``."""
     top = min(limits.max_head_dim, cap or limits.max_head_dim)
+    pool = [d for d in limits.head_dim_pool if d <= top]
+    if pool:
+        return st.sampled_from(pool)
     notable = [d for d in HEAD_SIZES if d <= top]
     return st.sampled_from(notable) | st.integers(1, top)
 
@@ -197,7 +212,9 @@ def shapes(
     d_k = draw(head_dims(limits))
     d_v = draw(head_dims(limits, cap=max(1, limits.max_state_elements // d_k)))
     room = max(1, limits.max_state_elements // (d_k * d_v))
-    q_heads, kv_heads, key_heads = draw(head_layouts(max(1, min(limits.max_heads, room))))
+    max_heads = max(1, min(limits.max_heads, room))
+    pool = [h for h in limits.head_layout_pool if max(h[:2]) <= max_heads]
+    q_heads, kv_heads, key_heads = draw(st.sampled_from(pool) if pool else head_layouts(max_heads))
     batch = draw(st.integers(1, max(1, min(limits.max_batch, room // kv_heads))))
     return Shape(batch=batch, seq_len=t, q_heads=q_heads, kv_heads=kv_heads, key_heads=key_heads,
                  d_k=d_k, d_v=d_v, window=w)

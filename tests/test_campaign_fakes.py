@@ -1,4 +1,4 @@
-"""Test-only fakes for the campaign plumbing: a deliberately broken backend (no tests here).
+"""Test-only fakes for the campaign plumbing: deliberately broken backends (no tests here).
 
 It lives in its own module so that spawned campaign workers can import it as
 ``test_campaign_fakes:BrokenBackend`` (pytest puts ``tests/`` on ``sys.path``, which spawn passes on).
@@ -12,6 +12,7 @@ import numpy as np
 
 from fuzz.backends.oracle import OracleBackend
 from fuzz.case import Case
+from fuzz.known_issues import KNOWN_ISSUES
 
 REPAIRED_ENV = "LAFUZZ_TEST_BROKEN_REPAIRED"
 """Set to 1 to "repair" the broken backend (so replay can report a known failure as now fixed)."""
@@ -29,3 +30,15 @@ class BrokenBackend(OracleBackend):
             state[0] *= 2.0
             state[0] += 1.0
         return output, state
+
+
+SHARED_BETA = next(issue for issue in KNOWN_ISSUES if issue.id == "ort-webgpu-shared-beta")
+
+
+class SharedBetaBackend(OracleBackend):
+    """The oracle computing what the ORT WebGPU EP computes: it misreads a shared beta (a known issue)."""
+
+    name = "ort-webgpu"
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        return super().run(SHARED_BETA.misread(case) if SHARED_BETA.applies(case) else case)
