@@ -2,7 +2,8 @@
 # Runs on the GPU machine (no network, Python 3.12 with numpy, onnx, onnxruntime, hypothesis,
 # pytest, matplotlib preinstalled): installs the carried wheels and Vulkan loader, lists the
 # backends, runs the correctness tests on the real GPU, then the full benchmark.
-# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all]
+# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all|large]
+#   large: the kernel against ORT's EP where device time dominates the host path (T = 64, B = 1 and 4)
 set -uo pipefail
 out=${1:?output directory}; what=${2:-all}
 mkdir -p "$out"
@@ -24,4 +25,8 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   python3 -m fuzz.bench --out "$out/bench" 2>&1 | tee "$out/bench.txt"
+fi
+if [ "$what" = large ] || [ "$what" = all ]; then
+  python3 -m fuzz.bench --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 4 \
+    --out "$out/large" 2>&1 | tee "$out/large.txt"
 fi
