@@ -39,6 +39,7 @@ import psutil
 
 from fuzz import corpus
 from fuzz.explore import Finding, UnitResult
+from fuzz.known_issues import KNOWN_ISSUES
 from fuzz.progress import Progress
 from fuzz.shard import Shard, WorkUnit, work_units
 from fuzz.worker import Worker, init_worker, run_in_worker
@@ -102,9 +103,9 @@ class FindingRecord:
 
 def known_mark(finding: Finding) -> dict[str, str] | None:
     """The ``known_failure`` mark of a finding covered by a documented known issue."""
-    issue = finding.known_issue
-    if issue is None:
+    if finding.known_issue is None:
         return None
+    issue = next(i for i in KNOWN_ISSUES if i.id == finding.known_issue)
     return {"backend": issue.backend, "issue": issue.id, "implementation": issue.versions,
             "explanation": issue.summary}
 
@@ -137,7 +138,6 @@ class Campaign:
 
     # ---- results ------------------------------------------------------------------------------
     def _entry(self, unit: WorkUnit, finding: Finding) -> corpus.Entry:
-        issue = finding.known_issue
         return corpus.Entry(
             property=finding.property,
             backends=finding.backends,
@@ -156,7 +156,7 @@ class Campaign:
                 "host": platform.node(),
                 "backends": {n: self.backend_info.get(n, {}) for n in finding.backends},
             },
-            id=issue.id if issue is not None else "",
+            id=finding.known_issue or "",
         )
 
     def _record(self, unit: WorkUnit, finding: Finding) -> None:

@@ -122,8 +122,9 @@ class Finding:
     report: str
     case: Case
     mismatch: dict[str, Any] | None = None
-    known_issue: KnownIssue | None = None
-    """The documented issue (``fuzz.known_issues``) this finding is an instance of, if any."""
+    known_issue: str | None = None
+    """The id of the documented issue (``fuzz.known_issues``) this finding is an instance of, if any
+    (an id: findings cross process boundaries, issues hold functions)."""
 
 
 @dataclass
@@ -183,7 +184,7 @@ def finding_from(failure: PropertyFailure, case: Case) -> Finding:
         report=failure.report,
         case=failure.case if failure.case is not None else case,
         mismatch=mismatch_facts(failure.mismatch),
-        known_issue=covering_issue(failure, case),
+        known_issue=issue.id if (issue := covering_issue(failure, case)) is not None else None,
     )
 
 
@@ -280,5 +281,5 @@ def run_unit(
         if database is not None:
             result.database_keys = set(database.keys_used)
     if result.finding is not None and result.finding.known_issue is not None:
-        shrunk.add(result.finding.known_issue.id)
+        shrunk.add(result.finding.known_issue)
     return result
