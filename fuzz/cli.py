@@ -322,6 +322,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", default="corpus")
     p.add_argument("--source", help="directory of cuda_reference.json/.npz (default: shared/cuda-reference)")
     p.set_defaults(func=_cmd_import_cuda)
+
+    from fuzz.bench.cli import add_subcommand as add_bench
+
+    add_bench(sub)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""The command line of the benchmark: ``python -m fuzz.bench`` and, wired in later, ``lafuzz bench``.
+"""The command line of the benchmark: ``python -m fuzz.bench`` and ``lafuzz bench``.
 
 ``add_subcommand(subparsers)`` adds ``bench`` to another parser (its handler is ``args.func``);
 ``main`` is the standalone entry point. Exit status: 0 when every gate passed, 1 when one failed,
