@@ -5,7 +5,8 @@ variant in ~0.1-1 s, which dominates), and each test's configuration is derived 
 parameters so that together they cover every rule, both GQA directions, both decay and beta
 layouts, n_k < H_kv, odd head sizes, batch 1-3, default and explicit scale, with and without
 past state, every W in 0..8 with every T from 1 to W+1, fp32 and fp16, both state bindings,
-and d_k split over 1 to 4 row groups (ragged last groups, non-power-of-two reduction trees).
+d_k split over 1 to 4 row groups (ragged last groups, non-power-of-two reduction trees), and up
+to 7 query heads per kv head (readouts batched over several reductions).
 """
 
 from __future__ import annotations
@@ -197,6 +198,24 @@ def test_large_and_odd_heads(implementation: str, shape: tuple) -> None:
     ref_output, ref_present = oracles.linear_attention(**inputs, **attrs)
     assert_close(output, ref_output, dtype, f"output {shape}")
     assert_close(present, ref_present, dtype, f"present_state {shape}")
+
+
+@pytest.mark.parametrize(("rule", "q_heads"), [("gated_delta", 7), ("delta", 3), ("linear", 5), ("gated", 4)])
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_many_query_heads_per_kv_head(implementation: str, rule: str, q_heads: int) -> None:
+    """Readouts of one kv head batched over several reductions (MAX_FUSED), the retrieval in the last one."""
+    kernel_or_skip(implementation)
+    rng = np.random.default_rng(q_heads)
+    inputs = make_inputs(rng, dtype=np.float32, batch=2, seq_len=4, heads=(q_heads, 1, 1), d_k=9, d_v=5, window=2,
+                         past=True, decay_per_row=q_heads % 2 == 1, beta_shared=False)
+    attrs = {"q_num_heads": q_heads, "kv_num_heads": 1, "update_rule": rule, "state_window": 2}
+    output, present = linear_attention(**inputs, **attrs, implementation=implementation)
+    ref_output, ref_present = oracles.linear_attention(**inputs, **attrs)
+    assert_close(output, ref_output, np.float32, f"output {rule} H_q={q_heads}")
+    assert_close(present, ref_present, np.float32, f"present_state {rule} H_q={q_heads}")
+    legacy = {**inputs, "past_state": inputs["past_state"][-1]}
+    legacy_output, _ = linear_attention(**legacy, **{**attrs, "state_window": 0}, implementation=implementation)
+    assert_bitwise(output, legacy_output, f"output vs W=0, {rule} H_q={q_heads}")
 
 
 SELECT_SHAPES = {
