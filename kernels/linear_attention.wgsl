@@ -8,22 +8,11 @@
 // One workgroup per (tile of COLS columns of d_v, kv head, batch), of COLS x ROWG invocations.
 // Invocation (c, g) owns rows g*RPT .. g*RPT+RPT-1 (fewer in the last group when RPT does not
 // divide DK) of one column of the d_k x d_v state, in private memory (array `s`) for the whole
-// call. A reduction over d_k is a partial sum per invocation, then `column_totals`: partials go to
-// workgroup memory, one barrier, and every invocation of the column adds them up in the same fixed
-// tree order, so all of them hold the same bits and the result does not depend on scheduling.
-// Math is f32; STORE is the storage type (f32 or f16), so fp16 values are rounded exactly once,
-// when stored.
-//
-// One reduction per token (per batch of MAX_FUSED readouts when a kv head serves many query
-// heads): token t's readout o_t = S_t^T q_t and token t+1's delta retrieval both reduce the same
-// S_t over d_k, so they share it. The retrieval is on the decayed state, D_{t+1} S_t, taken as
-// exp(g) * (S_t^T k) for a per-head decay and as S_t^T (exp(g) . k) for per-row decay; token 0's
-// retrieval is the same expression on the seed, reduced once before the loop. Every variant
-// (any W, either binding, any seed slot) runs this same arithmetic, so they agree bit for bit.
-//
-// Each token's inputs (key and first query rows, value, decay, beta) are loaded into registers
-// one token ahead, at the top of the previous token, so their latency overlaps that token's
-// update, readout and barrier instead of sitting on the critical path.
+// call. A reduction over d_k (delta retrieval r = S^T k, readout o = S^T q) is a partial sum per
+// invocation, then `column_total`: partials go to workgroup memory, one barrier, and every
+// invocation of the column adds them up in the same fixed tree order, so all of them hold the
+// same bits and the result does not depend on scheduling. Math is f32; STORE is the storage type
+// (f32 or f16), so fp16 values are rounded exactly once, when stored.
 //
 // Invocations past the last column (the tail tile) compute on column DV-1's inputs, never read
 // the state and never store: they exist only to keep every barrier in uniform control flow.
@@ -44,7 +33,6 @@ const W: u32 = {{W}}u;
 const COLS: u32 = {{COLS}}u;
 const ROWG: u32 = {{ROWG}}u;
 const RPT: u32 = {{RPT}}u;
-const NRED: u32 = {{NRED}}u;
 
 struct Params {
     batch: u32,
@@ -58,24 +46,19 @@ struct Params {
 
 // Two banks of partial sums, used alternately, so one barrier per reduction suffices: a bank is
 // rewritten only after the barrier of the other bank, which every reader of it has passed.
-var<workgroup> partials: array<f32, 2u * NRED * ROWG * COLS>;
+var<workgroup> partials: array<f32, 2u * ROWG * COLS>;
 
-// For each of the NRED partial sums in `part`: its sum over the row groups of column c, in a fixed
-// pairwise tree order.
-fn column_totals(part: array<f32, NRED>, bank: u32, c: u32, g: u32) -> array<f32, NRED> {
-    let base = bank * NRED * ROWG * COLS + c;
-    for (var n = 0u; n < NRED; n++) { partials[base + (n * ROWG + g) * COLS] = part[n]; }
+// The sum over row groups of `part` for column c, in a fixed pairwise tree order.
+fn column_total(part: f32, bank: u32, c: u32, g: u32) -> f32 {
+    let base = bank * ROWG * COLS + c;
+    partials[base + g * COLS] = part;
     workgroupBarrier();
-    var total: array<f32, NRED>;
-    for (var n = 0u; n < NRED; n++) {
-        var v: array<f32, ROWG>;
-        for (var j = 0u; j < ROWG; j++) { v[j] = partials[base + (n * ROWG + j) * COLS]; }
-        for (var stride = 1u; stride < ROWG; stride *= 2u) {
-            for (var j = 0u; j + stride < ROWG; j += 2u * stride) { v[j] = v[j] + v[j + stride]; }
-        }
-        total[n] = v[0];
+    var v: array<f32, ROWG>;
+    for (var j = 0u; j < ROWG; j++) { v[j] = partials[base + j * COLS]; }
+    for (var stride = 1u; stride < ROWG; stride *= 2u) {
+        for (var j = 0u; j + stride < ROWG; j += 2u * stride) { v[j] = v[j] + v[j + stride]; }
     }
-    return total;
+    return v[0];
 }
 
 @compute @workgroup_size(COLS, ROWG)
@@ -96,13 +79,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 
     var s: array<f32, RPT>;
 {{SEED}}
-{{FIRST}}
     for (var t = 0u; t < seq_len; t++) {
         let bt = b * seq_len + t;
-        // the next token (the last token reloads itself: in bounds, and its retrieval goes unused)
-        let btn = b * seq_len + min(t + 1u, seq_len - 1u);
-{{NEXT}}
 {{DECAY}}
+        let kbase = (bt * NK + kh) * DK;
+        let v = f32(value[(bt * HKV + h) * DV + vcol]);
 {{UPDATE}}
 {{READOUT}}
 {{WINDOW_STORE}}

@@ -28,10 +28,6 @@ MAX_ROW_GROUPS = 16
 MIN_ROWS = 4
 """Fewest rows of d_k per invocation (a smaller d_k is not split): a reduction costs a barrier."""
 
-MAX_FUSED = 4
-"""Most column totals one reduction (one barrier) carries: readouts of one token and the next
-token's retrieval. Workgroup memory is 2 banks x MAX_FUSED x MAX_INVOCATIONS f32 = 8 KiB at most."""
-
 
 @dataclass(frozen=True)
 class KernelSpec:
@@ -86,21 +82,6 @@ class KernelSpec:
         return self.d_k % self.rows_per_thread != 0
 
     @property
-    def readouts(self) -> int:
-        """Query heads that read this kv head, each writing its own output head."""
-        return self.q_heads // self.kv_heads if self.q_heads >= self.kv_heads else 1
-
-    @property
-    def fused_readouts(self) -> int:
-        """Readouts per reduction; delta rules keep one slot of each reduction for a retrieval."""
-        return min(self.readouts, MAX_FUSED - (self.beta is not None))
-
-    @property
-    def reduction_width(self) -> int:
-        """Column totals per reduction: a batch of readouts, plus the retrieval for delta rules."""
-        return self.fused_readouts + (self.beta is not None)
-
-    @property
     def columns(self) -> int:
         """Columns of d_v per workgroup."""
         return min(self.d_v, MAX_COLUMNS, MAX_INVOCATIONS // self.row_groups)
@@ -142,138 +123,57 @@ def _rows(spec: KernelSpec, body: str, indent: str = "        ") -> str:
     return f"{indent}for (var k = 0u; k < RPT; k++) {{ let i = row0 + k; {guard}{body} }}"
 
 
+def _reduce(part: str) -> str:
+    """The column total of ``part`` (every invocation of the column gets it); flips the bank."""
+    return f"column_total({part}, bank, lid.x, lid.y); bank ^= 1u;"
+
+
 def _store(spec: KernelSpec, target: str, value: str, indent: str = "        ") -> str:
     """Store this invocation's rows into one slot of present_state (tail-tile invocations store nothing)."""
     loop = _rows(spec, f"present_state[{target} + head_base + i * DV] = {value};", indent + "    ")
     return f"{indent}if (live) {{\n{loop}\n{indent}}}"
 
 
-def _query_head(spec: KernelSpec, g: int) -> tuple[str, str]:
-    """``(query head, output head)`` of this kv head's ``g``-th readout, as WGSL expressions."""
-    if spec.q_heads >= spec.kv_heads:
-        # standard GQA: kv head h serves query heads h*G .. h*G+G-1, each its own output head
-        head = f"h * {spec.readouts}u + {g}u"
-        return head, head
-    # inverse GQA: kv head h is read by query head h / (HKV / HQ) and writes output head h
-    return "h / (HKV / HQ)", "h"
-
-
-def _load_token(spec: KernelSpec, x: str, bt: str, indent: str) -> str:
-    """Load one token's inputs (flat token index ``bt``) into registers named with suffix ``x``.
-
-    ``k{x}``: this invocation's key rows; ``q{x}``: its rows of the first readout's query;
-    ``v{x}``: the value of this column; ``g{x}``: exp of the decay (a scalar per head, or one per
-    row); ``b{x}``: beta. Only what the rule uses is loaded.
-    """
-    lines = [
-        f"var k{x}: array<f32, RPT>;",
-        f"var q{x}: array<f32, RPT>;",
-        _rows(spec, f"k{x}[k] = f32(key[(({bt}) * NK + kh) * DK + i]);", ""),
-        _rows(spec, f"q{x}[k] = f32(query[(({bt}) * HQ + {_query_head(spec, 0)[0]}) * DK + i]);", ""),
-        f"var v{x} = f32(value[(({bt}) * HKV + h) * DV + vcol]);",
-    ]
-    if spec.decay == "head":
-        lines.append(f"var g{x} = exp(f32(decay[({bt}) * HKV + h]));")
-    elif spec.decay == "row":
-        lines.append(f"var g{x}: array<f32, RPT>;")
-        lines.append(_rows(spec, f"g{x}[k] = exp(f32(decay[(({bt}) * HKV + h) * DK + i]));", ""))
-    if spec.beta is not None:
-        index = f"({bt})" if spec.beta == "shared" else f"({bt}) * HKV + h"
-        lines.append(f"var b{x} = f32(beta[{index}]);")
-    return "\n".join(indent + line for line in lines)
-
-
-def _retrieval_part(spec: KernelSpec, x: str, indent: str) -> str:
-    """Accumulate into ``p[NRED - 1]`` this invocation's part of the retrieval for the token whose
-    inputs are the registers with suffix ``x``, on the current (not yet decayed) ``s``.
-
-    Decaying S first and then taking S^T k is the same sum as S^T k scaled by a per-head gate, or
-    S^T (gate * k), element-wise, with per-row gates; ``_retrieval_total`` applies a per-head gate to the total.
-    """
-    key = f"g{x}[k] * k{x}[k]" if spec.decay == "row" else f"k{x}[k]"
-    return _rows(spec, f"p[NRED - 1u] = p[NRED - 1u] + s[k] * ({key});", indent)
-
-
-def _retrieval_total(spec: KernelSpec, x: str) -> str:
-    """The retrieval from the column total ``tot[NRED - 1]`` (see ``_retrieval_part``)."""
-    return f"g{x} * tot[NRED - 1u]" if spec.decay == "head" else "tot[NRED - 1u]"
-
-
-_PARTS = "var p = array<f32, NRED>();"
-"""The partial sums of one reduction, zeroed explicitly: lavapipe (through naga and Tint alike) was
-seen to keep the previous iteration's values in a loop-scoped ``var`` declared without initialiser."""
-
-
-def _reduce(indent: str) -> str:
-    """The column totals ``tot`` of the partial sums ``p`` (every invocation of the column gets them)."""
-    return f"{indent}let tot = column_totals(p, bank, lid.x, lid.y);\n{indent}bank ^= 1u;"
-
-
-def _first(spec: KernelSpec) -> str:
-    """Before the loop: token 0's inputs into registers and, for delta rules, its retrieval on the seed."""
-    text = _load_token(spec, "c", "b * seq_len", "    ")
-    if spec.beta is None:
-        return text
-    return (
-        f"{text}\n"
-        "    var r: f32;\n"
-        "    {\n"
-        f"        {_PARTS}\n"
-        f"{_retrieval_part(spec, 'c', '        ')}\n"
-        f"{_reduce('        ')}\n"
-        f"        r = {_retrieval_total(spec, 'c')};\n"
-        "    }"
-    )
-
-
 def _decay(spec: KernelSpec) -> str:
     if spec.decay == "head":
-        return _rows(spec, "s[k] = gc * s[k];")
+        return "        let gate = exp(f32(decay[bt * HKV + h]));\n" + _rows(spec, "s[k] = gate * s[k];")
     if spec.decay == "row":
-        return _rows(spec, "s[k] = gc[k] * s[k];")
+        return _rows(spec, "s[k] = exp(f32(decay[(bt * HKV + h) * DK + i])) * s[k];")
     return ""
 
 
 def _update(spec: KernelSpec) -> str:
     if spec.beta is None:
-        return _rows(spec, "s[k] = s[k] + kc[k] * vc;")
-    return "        let u = bc * (vc - r);\n" + _rows(spec, "s[k] = s[k] + kc[k] * u;")
+        return _rows(spec, "s[k] = s[k] + f32(key[kbase + i]) * v;")
+    beta_index = "bt" if spec.beta == "shared" else "bt * HKV + h"
+    return (
+        "        var rp = 0.0;\n"
+        + _rows(spec, "rp = rp + s[k] * f32(key[kbase + i]);") + "\n"
+        f"        let r = {_reduce('rp')}\n"
+        f"        let u = f32(beta[{beta_index}]) * (v - r);\n"
+        + _rows(spec, "s[k] = s[k] + f32(key[kbase + i]) * u;")
+    )
 
 
 def _readout(spec: KernelSpec) -> str:
-    """Readouts of this token, fused with the next token's retrieval; then the next token's registers
-    become the current ones.
-
-    The readouts go in batches of ``spec.fused_readouts``, one reduction (one barrier) per batch;
-    the next token's retrieval (delta rules) rides in the last slot of the last batch. At the last
-    token the "next" registers hold the last token again (in-bounds loads) and that retrieval is unused.
-    """
     out_heads = max(spec.q_heads, spec.kv_heads)
-    per = spec.fused_readouts
-    batches = [range(start, min(start + per, spec.readouts)) for start in range(0, spec.readouts, per)]
-    blocks = []
-    for number, batch in enumerate(batches):
-        lines = ["        {", f"            {_PARTS}"]
-        for n, g in enumerate(batch):
-            qh = _query_head(spec, g)[0]
-            query = "qc[k]" if g == 0 else f"f32(query[(bt * HQ + {qh}) * DK + i])"
-            lines.append(_rows(spec, f"p[{n}u] = p[{n}u] + s[k] * {query};", "            "))
-        last = number == len(batches) - 1
-        if last and spec.beta is not None:
-            lines.append(_retrieval_part(spec, "n", "            "))
-        lines.append(_reduce("            "))
-        lines.append("            if (live && lid.y == 0u) {")
-        for n, g in enumerate(batch):
-            target = f"(bt * {out_heads}u + {_query_head(spec, g)[1]}) * DV + col"
-            lines.append(f"                output[{target}] = STORE(params.scale * tot[{n}u]);")
-        lines.append("            }")
-        if last and spec.beta is not None:
-            lines.append(f"            r = {_retrieval_total(spec, 'n')};")
-        lines.append("        }")
-        blocks.append("\n".join(lines))
-    names = ["k", "q", "v"] + (["g"] if spec.decay else []) + (["b"] if spec.beta else [])
-    blocks.append("        " + " ".join(f"{name}c = {name}n;" for name in names))
-    return "\n".join(blocks)
+    if spec.q_heads >= spec.kv_heads:
+        # standard GQA: this kv head serves query heads h*G .. h*G+G-1, each its own output head
+        group = spec.q_heads // spec.kv_heads
+        head_loop = f"for (var g = 0u; g < {group}u; g++) {{ let qh = h * {group}u + g; let oh = qh;"
+    else:
+        # inverse GQA: kv head h is read by query head h / (HKV / HQ) and writes output head h
+        head_loop = "{ let qh = h / (HKV / HQ); let oh = h;"
+    return (
+        f"        {head_loop}\n"
+        "            var op = 0.0;\n"
+        + _rows(spec, "op = op + s[k] * f32(query[(bt * HQ + qh) * DK + i]);", "            ") + "\n"
+        f"            let o = {_reduce('op')}\n"
+        "            if (live && lid.y == 0u) {\n"
+        f"                output[(bt * {out_heads}u + oh) * DV + col] = STORE(params.scale * o);\n"
+        "            }\n"
+        "        }"
+    )
 
 
 def _seed(spec: KernelSpec) -> str:
@@ -330,11 +230,8 @@ def render(spec: KernelSpec) -> str:
         "COLS": str(spec.columns),
         "ROWG": str(spec.row_groups),
         "RPT": str(spec.rows_per_thread),
-        "NRED": str(spec.reduction_width),
         "BINDINGS": "\n".join(declarations),
         "SEED": _seed(spec),
-        "FIRST": _first(spec),
-        "NEXT": _load_token(spec, "n", "btn", "        "),
         "DECAY": _decay(spec),
         "UPDATE": _update(spec),
         "READOUT": _readout(spec),
