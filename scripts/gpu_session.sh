@@ -2,7 +2,7 @@
 # Runs on the GPU machine (no network, Python 3.12 with numpy, onnx, onnxruntime, hypothesis,
 # pytest, matplotlib preinstalled): installs the carried wheels and Vulkan loader, lists the
 # backends, runs the correctness tests on the real GPU, then the full benchmark.
-# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all|large]
+# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all|large|campaign]
 #   large: the kernel against ORT's EP where device time dominates the host path (T = 64, B = 1 and 4)
 set -uo pipefail
 out=${1:?output directory}; what=${2:-all}
@@ -25,6 +25,12 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   python3 -m fuzz.bench --out "$out/bench" 2>&1 | tee "$out/bench.txt"
+fi
+if [ "$what" = campaign ]; then
+  # the default campaign on the GPU: backends on the NVIDIA adapter, one worker per 2 cores
+  python3 -m fuzz.cli campaign --time 150s -j 8 --out /tmp/campaign 2>&1 | tr '\r' '\n' | tail -15 \
+    | tee "$out/campaign.txt"
+  cp /tmp/campaign/summary.json /tmp/campaign/report.html "$out/" 2>/dev/null
 fi
 if [ "$what" = large ] || [ "$what" = all ]; then
   python3 -m fuzz.bench --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 4 \
