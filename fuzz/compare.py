@@ -3,7 +3,7 @@
 Tolerance model (the only place tolerances are decided)
 -------------------------------------------------------
 Each result is compared with the exact answer, which the float64 oracle gives (its own error,
-``~1e-16`` relative, is negligible). A result may deviate from it by the sum of three terms:
+``~1e-16`` relative, is negligible). A result may deviate from it by the sum of four terms:
 
 ``rounding``
     Half a unit in the last place of the stored type at the exact value: a result stored in
@@ -21,6 +21,12 @@ Each result is compared with the exact answer, which the float64 oracle gives (i
     orders of magnitude looser than any correct float32 implementation; the linear bound with
     factor 4 keeps half an fp16 ulp the dominant term for fp16, so a result rounded twice
     (about one ulp off) is still caught.
+``underflow``
+    ``ACCUMULATION_FACTOR * depth * smallest_subnormal(compute) / 2``: with gradual underflow an
+    operation whose result is subnormal loses relative accuracy and keeps only an absolute error
+    of half the smallest subnormal (the standard model ``fl(x) = x(1 + d) + e``). Negligible for
+    normal values; it keeps a float32 result deep in the subnormal range (seen: an output of
+    ``-4.1e-41`` one subnormal step off on ORT's CPU EP) from being reported as a mismatch.
 ``reseeded``
     Only for results that resumed from a stored slot (select-and-resume): the slot was rounded to
     the stored type before the next call read it, so ``eps(storage) * block`` more.
@@ -210,13 +216,15 @@ class Budget:
     """The stored type a resumed call's seed passed through, if it resumed from a stored slot."""
 
     def tolerance(self, exact: np.ndarray, block: np.ndarray) -> np.ndarray:
-        """Per-element tolerance: the sum over the sides of rounding + accumulation (+ reseed)."""
+        """Per-element tolerance: the sum over the sides of rounding + accumulation + underflow (+ reseed)."""
         absolute = np.where(np.isfinite(exact), np.abs(exact), 0.0)
         total = np.zeros_like(absolute)
         for storage in self.storages:
             stored = np.minimum(absolute, np.finfo(storage).max).astype(storage)
             total += 0.5 * np.spacing(stored).astype(np.float64)
-            total += ACCUMULATION_FACTOR * self.depth * eps(COMPUTE_DTYPE[storage]) * (absolute + block)
+            compute = COMPUTE_DTYPE[storage]
+            total += ACCUMULATION_FACTOR * self.depth * eps(compute) * (absolute + block)
+            total += ACCUMULATION_FACTOR * self.depth * 0.5 * float(np.finfo(compute).smallest_subnormal)
             if self.reseeded is not None:
                 total += eps(self.reseeded) * block
         return total
@@ -225,7 +233,7 @@ class Budget:
         reseed = f" + eps({np.dtype(self.reseeded).name})*block (reseeded)" if self.reseeded is not None else ""
         sides = " + ".join(
             f"[{np.dtype(s).name}: half-ulp + {ACCUMULATION_FACTOR:g}*{self.depth}*eps({COMPUTE_DTYPE[s].name})"
-            f"*(|exact|+block){reseed}]"
+            f"*(|exact|+block) + underflow{reseed}]"
             for s in self.storages
         )
         return f"depth={self.depth} tokens+d_k; {sides}"

@@ -119,3 +119,13 @@ def test_mask_limits_the_compared_elements() -> None:
     actual[0] = 1.0
     keep = np.array([False, True]).reshape(-1, 1, 1, 1, 1)
     assert _close(actual, exact, exact, block=np.ones_like(exact), mask=keep) == 0.0
+
+
+def test_float32_subnormal_results_get_an_absolute_underflow_allowance() -> None:
+    """Found by a campaign: ORT CPU returned -4.1248621595865315e-41 for -4.1247402246549695e-41
+    (one float32 subnormal step); gradual underflow keeps an absolute error, not a relative one."""
+    exact = _state([-4.1247402246549695e-41])
+    one_step = exact.astype(np.float32) - np.float32(np.finfo(np.float32).smallest_subnormal)
+    assert _close(one_step, exact, exact, storages=[np.float32, np.float64]) <= 1.0
+    with pytest.raises(MismatchError):
+        _close(exact.astype(np.float32) * np.float32(2.0), exact, exact, storages=[np.float32, np.float64])
