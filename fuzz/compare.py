@@ -357,8 +357,8 @@ def _assess(actual: np.ndarray, expected: np.ndarray, exact: np.ndarray, match: 
             reason[wrong_inf & (reason == 0)] = 3
         finite = np.isfinite(a) & np.isfinite(e)
         reason[finite & (error > tolerance) & (reason == 0)] = 1
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = error / tolerance
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratio = error / tolerance  # an overflow is an infinite ratio, which is what it means
     # a passing element never counts against the ratio (0/0, NaN where NaN is expected); a
     # non-value failure (NaN, Inf, bits, equality) has no finite ratio
     ratio = np.where((reason == 0) & ~np.isfinite(ratio), 0.0, ratio)
