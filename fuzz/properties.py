@@ -243,19 +243,23 @@ def check_prefix_oracle(case: Case, backends: Sequence[Backend]) -> CheckResult:
     return c.result
 
 
+def _same_bits(c: _Check, b: Backend, exact: Exact, first: tuple[Case, str], second: tuple[Case, str]) -> None:
+    """Run two variants of one call on ``b`` and demand bit-identical outputs and states."""
+    results = c.run(b, first[0]), c.run(b, second[0])
+    if None in results:
+        return
+    for i, tensor in enumerate(("output", "present_state")):
+        c.compare(results[0][i], results[1][i], exact=exact, tensor=tensor, labels=(first[1], second[1]),
+                  backends=(b.name,), match=Match.BITWISE)
+
+
 def check_poison_invariance(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """Poisoned past slots ``0..W-2`` change not one bit of any output (only slot ``W-1`` is read)."""
     c = _Check("poison-invariance", case)
     clean = with_clean_past(case)
     exact = c.exact(clean)
     for b in backends:
-        dirty, tidy = c.run(b, case), c.run(b, clean)
-        if dirty is None or tidy is None:
-            continue
-        labels = (f"{b.name} poison={case.poison}", f"{b.name} clean")
-        for i, tensor in enumerate(("output", "present_state")):
-            c.compare(dirty[i], tidy[i], exact=exact, tensor=tensor, labels=labels, backends=(b.name,),
-                      match=Match.BITWISE)
+        _same_bits(c, b, exact, (case, f"{b.name} poison={case.poison}"), (clean, f"{b.name} clean"))
     return c.result
 
 
@@ -326,13 +330,7 @@ def check_aliasing(case: Case, backends: Sequence[Backend]) -> CheckResult:
         if not b.capabilities().aliasing:
             c.skip(b.name, "binds past and present state separately (capabilities.aliasing is False)")
             continue
-        shared, apart = c.run(b, case), c.run(b, separate)
-        if shared is None or apart is None:
-            continue
-        labels = (f"{b.name} aliased", f"{b.name} separate")
-        for i, tensor in enumerate(("output", "present_state")):
-            c.compare(shared[i], apart[i], exact=exact, tensor=tensor, labels=labels, backends=(b.name,),
-                      match=Match.BITWISE)
+        _same_bits(c, b, exact, (case, f"{b.name} aliased"), (separate, f"{b.name} separate"))
     return c.result
 
 
