@@ -8,7 +8,9 @@ property's verdict). Properties and backends are found by name in the engine's r
 Two things keep a campaign honest and exploring:
 
 - a failure covered by ``fuzz.known_issues`` is shrunk once per worker (so the corpus gets one
-  minimal case per known issue) and afterwards only counted, so it does not end every unit;
+  minimal case per known issue); afterwards the backend at fault sits out the cases the issue
+  affects (counted as known) while the other backends still check them, so it does not end every
+  unit, nor restart a crashed worker per case;
 - a unit stops at the next example once ``stop_at`` (a wall-clock time) has passed: the campaign's
   budget or Ctrl-C. What it checked so far is kept, and a failure it was shrinking is kept as the
   smallest failing case reached (marked as not fully shrunk).
@@ -188,6 +190,20 @@ def finding_from(failure: PropertyFailure, case: Case) -> Finding:
     )
 
 
+def declined_known(backends: Sequence[Backend], case: Case, shrunk: set[str]) -> dict[str, str]:
+    """Backend name -> known issue id, for the backends a known issue already shrunk here affects.
+
+    Such a backend sits the case out (the issue is counted instead): its answer is known to be
+    wrong, and for a crash, running it would cost a worker restart. The others still check the case.
+    """
+    declined = {}
+    for b in backends:
+        issue = known_issue(b.name, case)
+        if issue is not None and issue.id in shrunk:
+            declined[b.name] = issue.id
+    return declined
+
+
 class UnitStopped(BaseException):
     """Raised inside a unit's test body at ``stop_at``; a ``BaseException`` so Hypothesis does not
     mistake it for a failure to shrink."""
@@ -232,8 +248,11 @@ def run_unit(
     """The latest failure raised: Hypothesis only re-runs smaller failing cases while shrinking."""
 
     def check(case: Case) -> CheckResult:
+        declined = declined_known(backends, case, shrunk)
+        result.known.update(declined.values())
+        taking_part = [b for b in backends if b.name not in declined]
         try:
-            return prop.check(case, backends) or CheckResult()
+            return prop.check(case, taking_part) or CheckResult()
         except PropertyFailure as failure:
             issue = covering_issue(failure, case)
             if issue is not None and issue.id not in chasing and (chasing or issue.id in shrunk):
