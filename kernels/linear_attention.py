@@ -1,7 +1,8 @@
 """LinearAttention on WebGPU: a device-resident API and the NumPy-in/NumPy-out operator on top.
 
 ``LinearAttentionKernel`` owns the compiled pipelines of one ``GpuDevice`` (a bounded LRU cache
-keyed by ``KernelSpec``). ``prepare`` binds device tensors to a kernel variant and returns a
+keyed by ``KernelSpec``, the geometry class; everything else about a call is in its uniform,
+``CallParams``). ``prepare`` binds device tensors to a pipeline and uniform and returns a
 ``BoundCall`` that can be dispatched any number of times without touching the host; ``accept``
 performs SPEC §3's select-a-slot-and-resume, by rebinding the accepted slot as the next call's
 seed where WebGPU's offset alignment allows it (no copy at all), else by a slot copy on the GPU.
@@ -25,7 +26,7 @@ from oracles.rollback import slot_for_accepted
 from oracles.validation import Dims, validate
 
 from .device import DeviceTensor, GpuDevice, KernelUnsupported, get_device
-from .shader import KernelSpec, render
+from .shader import BINDINGS, STAND_IN, CallParams, KernelSpec, render
 
 MAX_D_K = 256
 """Largest key head size (that of the ORT WebGPU EP); it bounds each invocation's private row block."""
@@ -33,9 +34,12 @@ MAX_D_K = 256
 KERNEL_DTYPES = ("float32", "float16")
 """Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
 
-PARAMS_BYTES = 16
-"""The per-call uniform (batch, sequence length, scale, seed offset): the kernel's only device scratch
-(besides a few KiB of workgroup memory for the reductions, which is no buffer)."""
+PARAMS_BYTES = CallParams.WORDS * 4
+"""The per-call uniform (sizes, heads, layouts, window, scale, seed offset): the kernel's only device
+scratch (besides a few KiB of workgroup memory for the reductions, which is no buffer)."""
+
+OPTIONAL_INPUTS = ("decay", "beta", "past_state")
+"""Inputs bound for real only when the call reads them (``CallParams.reads``); else a stand-in."""
 
 
 def _stand_in(tensor: DeviceTensor | None) -> np.ndarray | None:
@@ -68,8 +72,8 @@ def check_supported(device: GpuDevice, dims: Dims) -> None:
 class BoundCall:
     """One kernel variant bound to device tensors: dispatch it as often as needed.
 
-    ``output`` and ``present_state`` are the result tensors; ``params`` is the 16-byte uniform
-    this call owns. Re-dispatching after writing new inputs into the bound tensors (``upload``
+    ``output`` and ``present_state`` are the result tensors; ``params`` is the uniform this call
+    owns, holding ``uniform``. Re-dispatching after writing new inputs into the bound tensors (``upload``
     with ``into=``) runs the next call with no other host traffic. The seed is slot
     ``seed_slot`` of ``seed`` (``past_state``, or ``present_state`` when aliased); with
     ``slot_bound`` it is bound as that one slot on its own, so another slot can be rebound in its place.
@@ -78,12 +82,15 @@ class BoundCall:
     kernel: LinearAttentionKernel
     dims: Dims
     spec: KernelSpec
+    uniform: CallParams
     tensors: dict[str, DeviceTensor]
     output: DeviceTensor
     present_state: DeviceTensor
     params: DeviceTensor
     pipeline: Any
     bind_group: Any
+    aliased: bool = False
+    """Past and present state are one read-write buffer."""
     seed_slot: int = 0
     slot_bound: bool = False
     rebound: dict[tuple[int, int, int], BoundCall] = field(default_factory=dict, repr=False)
@@ -92,14 +99,14 @@ class BoundCall:
     @property
     def seed(self) -> DeviceTensor | None:
         """The tensor the seed is read from (None without a past state)."""
-        return self.present_state if self.spec.aliased else self.tensors.get("past_state")
+        return self.present_state if self.aliased else self.tensors.get("past_state")
 
     def encode(self, encoder: Any, timestamp_writes: Any = None) -> None:
         """Record this call's compute pass into a command encoder."""
         compute = encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
         compute.set_pipeline(self.pipeline)
         compute.set_bind_group(0, self.bind_group)
-        compute.dispatch_workgroups(self.spec.tiles, self.dims.kv_heads, self.dims.batch)
+        compute.dispatch_workgroups(*self.spec.workgroups(self.dims))
         compute.end()
 
     def dispatch(self, times: int = 1) -> None:
@@ -117,10 +124,14 @@ class BoundCall:
         key = (id(seed), slot, id(present_state))
         if key not in self.rebound:
             tensors = {**self.tensors, "past_state": seed, "present_state": present_state}
-            group = self.kernel.bind_group(self.pipeline, self.spec, self.params, tensors, slot)
+            group = self.make_bind_group(tensors, slot)
             self.rebound[key] = replace(self, tensors=tensors, present_state=present_state, bind_group=group,
                                         seed_slot=slot)
         return self.rebound[key]
+
+    def make_bind_group(self, tensors: Mapping[str, DeviceTensor], seed_slot: int | None) -> Any:
+        """A bind group of this call's pipeline and uniform over ``tensors`` (``seed_slot``: see ``bind_group``)."""
+        return self.kernel.bind_group(self.pipeline, self.uniform, self.params, tensors, seed_slot)
 
     def release(self) -> None:
         """Free the uniform this call's family owns (the bound tensors belong to the caller)."""
@@ -146,6 +157,7 @@ class LinearAttentionKernel:
     """Compiled LinearAttention pipelines on one device, and the device-side operations around them."""
 
     def __init__(self, device: GpuDevice, max_pipelines: int = 64) -> None:
+        # 64 holds every geometry class of both dtypes up to d_k = 64, and the common ones beyond
         self.device = device
         self.max_pipelines = max_pipelines
         self._pipelines: OrderedDict[KernelSpec, Any] = OrderedDict()
@@ -205,7 +217,7 @@ class LinearAttentionKernel:
         )
         check_supported(self.device, dims)
         aliased = past_state is not None and present_state is past_state
-        spec = KernelSpec.from_dims(dims, aliased)
+        spec = KernelSpec.for_dims(dims)
         for name, expected in (("output", dims.output_shape), ("present_state", dims.state_shape)):
             given = output if name == "output" else present_state
             if given is not None and (given.shape, given.dtype) != (expected, dims.dtype):
@@ -214,21 +226,21 @@ class LinearAttentionKernel:
             output = self.device.tensor(dims.output_shape, dims.dtype, "output")
         if present_state is None:
             present_state = self.device.tensor(dims.state_shape, dims.dtype, "present_state")
-        bound = {name: tensors[name] for name in spec.inputs}
+        bound = {name: t for name, t in tensors.items() if t is not None and not (aliased and name == "past_state")}
         bound["output"] = output
         bound["present_state"] = present_state
-        seed = present_state if spec.aliased else bound.get("past_state")
+        seed = present_state if aliased else bound.get("past_state")
         seed_slot = max(dims.state_window - 1, 0)
-        slot_bound = (dims.state_window > 0 and not spec.aliased and seed is not None
+        slot_bound = (dims.state_window > 0 and not aliased and seed is not None
                       and self.slot_range(seed, seed_slot) is not None)
         slot_elems = dims.batch * dims.kv_heads * dims.d_k * dims.d_v
-        params = self.device.tensor((PARAMS_BYTES // 4,), np.uint32, "params", self.device.module.BufferUsage.UNIFORM)
-        raw = np.array([dims.batch, dims.seq_len, 0, 0 if slot_bound else seed_slot * slot_elems], dtype=np.uint32)
-        raw[2] = np.float32(dims.scale).view(np.uint32)
-        self.device.upload(raw, "params", into=params)
+        uniform = CallParams.for_call(dims, aliased, 0 if slot_bound else seed_slot * slot_elems)
+        params = self.device.tensor((CallParams.WORDS,), np.uint32, "params", self.device.module.BufferUsage.UNIFORM)
+        self.device.upload(uniform.pack(), "params", into=params)
         pipeline = self.pipeline(spec)
-        group = self.bind_group(pipeline, spec, params, bound, seed_slot if slot_bound else None)
-        return BoundCall(self, dims, spec, bound, output, present_state, params, pipeline, group, seed_slot, slot_bound)
+        group = self.bind_group(pipeline, uniform, params, bound, seed_slot if slot_bound else None)
+        return BoundCall(self, dims, spec, uniform, bound, output, present_state, params, pipeline, group, aliased,
+                         seed_slot, slot_bound)
 
     def slot_range(self, tensor: DeviceTensor, slot: int) -> tuple[int, int] | None:
         """``(offset, size)`` binding slot ``slot`` of a 5-D state on its own; None where the offset is unaligned.
@@ -243,14 +255,19 @@ class LinearAttentionKernel:
             return None
         return offset, min(-(-slot_bytes // 4) * 4, tensor.size - offset)
 
-    def bind_group(self, pipeline: Any, spec: KernelSpec, params: DeviceTensor, bound: Mapping[str, DeviceTensor],
-                   seed_slot: int | None) -> Any:
-        """The bind group of a call; ``seed_slot`` set: ``past_state`` is bound as that slot alone."""
+    def bind_group(self, pipeline: Any, uniform: CallParams, params: DeviceTensor,
+                   bound: Mapping[str, DeviceTensor], seed_slot: int | None) -> Any:
+        """The bind group of a call; ``seed_slot`` set: ``past_state`` is bound as that slot alone.
+
+        An optional input the call does not read (``uniform.reads``) is bound to ``STAND_IN``: every
+        binding of the one layout must hold a buffer, and a read-only use of an input is always allowed.
+        """
         entries = [{"binding": 0, "resource": {"buffer": params.buffer, "offset": 0, "size": params.size}}]
-        for binding, name, _ in spec.bindings:
-            tensor = bound[name]
+        for binding, (name, _) in enumerate(BINDINGS, start=1):
+            real = name not in OPTIONAL_INPUTS or name in uniform.reads
+            tensor = bound[name] if real else bound[STAND_IN]
             offset, size = 0, tensor.size
-            if name == "past_state" and seed_slot is not None:
+            if real and name == "past_state" and seed_slot is not None:
                 offset, size = self.slot_range(tensor, seed_slot)
             entries.append({"binding": binding, "resource": {"buffer": tensor.buffer, "offset": offset, "size": size}})
         return self.device.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
@@ -296,7 +313,7 @@ class LinearAttentionKernel:
 
     def rebind_blocker(self, call: BoundCall, slot: int) -> str | None:
         """Why slot ``slot`` of ``call.present_state`` cannot be rebound as the next seed; None if it can."""
-        if call.spec.aliased:
+        if call.aliased:
             return "aliased binding: WebGPU forbids binding one buffer read-only and read-write in one dispatch"
         align = self.device.limits["min-storage-buffer-offset-alignment"]
         if not call.slot_bound or self.slot_range(call.present_state, slot) is None:
@@ -323,7 +340,7 @@ class LinearAttentionKernel:
             raise ValueError("accept: the call needs a past_state and state_window >= 1")
         slot = slot_for_accepted(dims.seq_len, dims.state_window, accepted)
         if slot is None:
-            if not call.spec.aliased:
+            if not call.aliased:
                 return Selection(call, "keep")
             if saved_seed is None:
                 raise ValueError("accept: accepting 0 tokens on an aliased binding needs the seed saved by save_seed")
@@ -374,22 +391,20 @@ class WorkspaceCache:
         self.capacity = capacity
         self._entries: OrderedDict[tuple, Workspace] = OrderedDict()
 
-    def get(self, dims: Dims, spec: KernelSpec, arrays: Mapping[str, np.ndarray]) -> Workspace:
+    def get(self, dims: Dims, aliased: bool, arrays: Mapping[str, np.ndarray | None]) -> Workspace:
         """The workspace for this call, created (and the oldest evicted) on a miss."""
-        shapes = tuple((name, arrays[name].shape) for name in spec.inputs if name != "past_state")
-        key = (spec, dims.batch, dims.seq_len, dims.scale, shapes)
+        given = [name for name, x in arrays.items() if x is not None]
+        key = (dims, aliased, tuple((name, arrays[name].shape) for name in given))
         found = self._entries.get(key)
         if found is not None:
             self._entries.move_to_end(key)
             return found
         device = self.kernel.device
-        inputs = {name: device.tensor(arrays[name].shape, arrays[name].dtype, name) for name in spec.inputs}
-        if spec.aliased:
-            inputs["past_state"] = device.tensor(dims.state_shape, dims.dtype, "state")
+        inputs = {name: device.tensor(arrays[name].shape, arrays[name].dtype, name) for name in given}
         call = self.kernel.prepare(
             **inputs, q_num_heads=dims.q_heads, kv_num_heads=dims.kv_heads, update_rule=dims.update_rule,
             scale=dims.scale, state_window=dims.state_window,
-            present_state=inputs["past_state"] if spec.aliased else None,
+            present_state=inputs["past_state"] if aliased else None,
         )
         workspace = Workspace(inputs, call)
         self._entries[key] = workspace
@@ -447,8 +462,7 @@ def linear_attention(
                     scale=scale, state_window=state_window)
     kernel = get_kernel(implementation, adapter)
     check_supported(kernel.device, dims)
-    spec = KernelSpec.from_dims(dims, aliased)
-    workspace = workspaces(kernel).get(dims, spec, arrays)
+    workspace = workspaces(kernel).get(dims, aliased and dims.has_past, arrays)
     device = kernel.device
     for name, tensor in workspace.inputs.items():
         device.upload(arrays[name], name, into=tensor)

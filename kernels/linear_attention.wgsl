@@ -1,20 +1,22 @@
 // LinearAttention (com.microsoft) with state_window checkpoints: one call, tokens in order.
 //
-// Template: kernels/shader.py replaces every {{NAME}} before compilation, so each pipeline is
-// specialised to one (dtype, d_k, d_v, heads, rule, layouts, W, binding). Batch, sequence
-// length, scale and the seed's element offset arrive in a uniform, so one pipeline serves every
-// T and B and every way of binding the seed.
+// Template: kernels/shader.py fills in the storage type and the workgroup geometry (COLS, ROWG,
+// RPT) before compilation; those are all a pipeline is specialised on. Everything else about a
+// call (sizes, heads, rule, decay and beta layouts, window, where the seed comes from) arrives in
+// the uniform `params`, so one pipeline serves every call of one geometry. Branches on `params`
+// are uniform: every invocation of a dispatch takes the same way.
 //
 // One workgroup per (tile of COLS columns of d_v, kv head, batch), of COLS x ROWG invocations.
-// Invocation (c, g) owns rows g*RPT .. g*RPT+RPT-1 (fewer in the last group when RPT does not
-// divide DK) of one column of the d_k x d_v state, in private memory (array `s`) for the whole
-// call. A reduction over d_k (delta retrieval r = S^T k, readout o = S^T q) is a partial sum per
-// invocation, then `column_total`: partials go to workgroup memory, one barrier, and every
-// invocation of the column adds them up in the same fixed tree order, so all of them hold the
-// same bits and the result does not depend on scheduling. Math is f32; STORE is the storage type
-// (f32 or f16), so fp16 values are rounded exactly once, when stored.
+// Invocation (c, g) owns rows g*RPT .. g*RPT+RPT-1 of one column of the d_k x d_v state, in
+// private memory (array `s`) for the whole call; rows at or past d_k (the last group's tail, or
+// whole groups when ROWG*RPT exceeds d_k) are never read or stored and stay zero. A reduction
+// over d_k (delta retrieval r = S^T k, readout o = S^T q) is a partial sum per invocation, then
+// `column_total`: partials go to workgroup memory, one barrier, and every invocation of the
+// column adds them up in the same fixed tree order, so all of them hold the same bits and the
+// result does not depend on scheduling. Math is f32; STORE is the storage type (f32 or f16), so
+// fp16 values are rounded exactly once, when stored.
 //
-// Invocations past the last column (the tail tile) compute on column DV-1's inputs, never read
+// Invocations past the last column (the tail tile) compute on column d_v-1's inputs, never read
 // the state and never store: they exist only to keep every barrier in uniform control flow.
 //
 // The state is read once, from the seed (slot W-1 of the past state, the 4-D state when W = 0,
@@ -24,25 +26,50 @@
 {{ENABLE}}
 alias STORE = {{STORE}};
 
-const DK: u32 = {{DK}}u;
-const DV: u32 = {{DV}}u;
-const HQ: u32 = {{HQ}}u;
-const HKV: u32 = {{HKV}}u;
-const NK: u32 = {{NK}}u;
-const W: u32 = {{W}}u;
 const COLS: u32 = {{COLS}}u;
 const ROWG: u32 = {{ROWG}}u;
 const RPT: u32 = {{RPT}}u;
+
+// params.decay_mode: the rule does not decay, one gate per head (B, T, H_kv), one per row (B, T, H_kv*d_k)
+const DECAY_NONE: u32 = 0u;
+const DECAY_HEAD: u32 = 1u;
+const DECAY_ROW: u32 = 2u;
+// params.beta_mode: the rule has no delta update, one beta per head (B, T, H_kv), one shared (B, T, 1)
+const BETA_NONE: u32 = 0u;
+const BETA_SHARED: u32 = 2u;
+// params.seed_mode: no past state (the state starts at zero), read `past_state`, read `present_state` (aliased)
+const SEED_ZERO: u32 = 0u;
+const SEED_PRESENT: u32 = 2u;
 
 struct Params {
     batch: u32,
     seq_len: u32,
     scale: f32,
     seed_offset: u32,
+    window: u32,
+    d_k: u32,
+    d_v: u32,
+    q_heads: u32,
+    kv_heads: u32,
+    key_heads: u32,
+    decay_mode: u32,
+    beta_mode: u32,
+    seed_mode: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
+// Inputs a call does not have (decay, beta, past_state) are bound to another input and never read.
 @group(0) @binding(0) var<uniform> params: Params;
-{{BINDINGS}}
+@group(0) @binding(1) var<storage, read> query: array<STORE>;
+@group(0) @binding(2) var<storage, read> key: array<STORE>;
+@group(0) @binding(3) var<storage, read> value: array<STORE>;
+@group(0) @binding(4) var<storage, read> decay: array<STORE>;
+@group(0) @binding(5) var<storage, read> beta: array<STORE>;
+@group(0) @binding(6) var<storage, read> past_state: array<STORE>;
+@group(0) @binding(7) var<storage, read_write> output: array<STORE>;
+@group(0) @binding(8) var<storage, read_write> present_state: array<STORE>;
 
 // Two banks of partial sums, used alternately, so one barrier per reduction suffices: a bank is
 // rewritten only after the barrier of the other bank, which every reader of it has passed.
@@ -63,30 +90,85 @@ fn column_total(part: f32, bank: u32, c: u32, g: u32) -> f32 {
 
 @compute @workgroup_size(COLS, ROWG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+    let DK = params.d_k;
+    let DV = params.d_v;
+    let HQ = params.q_heads;
+    let HKV = params.kv_heads;
+    let W = params.window;
+    let seq_len = params.seq_len;
     let col = wg.x * COLS + lid.x;
     let live = col < DV;
     let vcol = min(col, DV - 1u);
     let row0 = lid.y * RPT;
     let h = wg.y;
     let b = wg.z;
-    let seq_len = params.seq_len;
     let slot_elems = params.batch * HKV * DK * DV;
     // element (i, col) of this head's state in one slot: head_base + i * DV
     let head_base = (b * HKV + h) * DK * DV + col;
     // kv head h reads key head h / (HKV / NK)
-    let kh = h / (HKV / NK);
+    let kh = h / (HKV / params.key_heads);
+    // standard GQA: kv head h serves query heads h*G .. h*G+G-1, each its own output head;
+    // inverse GQA: kv head h is read by query head h / (HKV / HQ) and writes output head h
+    let standard = HQ >= HKV;
+    let group = select(1u, HQ / HKV, standard);
+    let kv_per_q = max(HKV / HQ, 1u);
+    let out_heads = max(HQ, HKV);
     var bank = 0u;
 
     var s: array<f32, RPT>;
-{{SEED}}
+    if (live && params.seed_mode != SEED_ZERO) {
+        let seed = params.seed_offset + head_base;
+        if (params.seed_mode == SEED_PRESENT) {
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = f32(present_state[seed + i * DV]); } }
+        } else {
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = f32(past_state[seed + i * DV]); } }
+        }
+    }
     for (var t = 0u; t < seq_len; t++) {
         let bt = b * seq_len + t;
-{{DECAY}}
-        let kbase = (bt * NK + kh) * DK;
+        if (params.decay_mode == DECAY_HEAD) {
+            let gate = exp(f32(decay[bt * HKV + h]));
+            for (var k = 0u; k < RPT; k++) { s[k] = gate * s[k]; }
+        } else if (params.decay_mode == DECAY_ROW) {
+            let gates = (bt * HKV + h) * DK;
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = exp(f32(decay[gates + i])) * s[k]; } }
+        }
+        let kbase = (bt * params.key_heads + kh) * DK;
         let v = f32(value[(bt * HKV + h) * DV + vcol]);
-{{UPDATE}}
-{{READOUT}}
-{{WINDOW_STORE}}
+        if (params.beta_mode == BETA_NONE) {
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = s[k] + f32(key[kbase + i]) * v; } }
+        } else {
+            var rp = 0.0;
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { rp = rp + s[k] * f32(key[kbase + i]); } }
+            let r = column_total(rp, bank, lid.x, lid.y);
+            bank ^= 1u;
+            let u = f32(beta[select(bt * HKV + h, bt, params.beta_mode == BETA_SHARED)]) * (v - r);
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = s[k] + f32(key[kbase + i]) * u; } }
+        }
+        for (var g = 0u; g < group; g++) {
+            let qh = select(h / kv_per_q, h * group + g, standard);
+            let oh = select(h, qh, standard);
+            var op = 0.0;
+            let qbase = (bt * HQ + qh) * DK;
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { op = op + s[k] * f32(query[qbase + i]); } }
+            let o = column_total(op, bank, lid.x, lid.y);
+            bank ^= 1u;
+            if (live && lid.y == 0u) {
+                output[(bt * out_heads + oh) * DV + col] = STORE(params.scale * o);
+            }
+        }
+        // slot j holds the state after T - W + j + 1 tokens: token t (0-based) goes to j = t + W - T
+        if (live && W > 0u && t + W >= seq_len) {
+            let slot = (t + W - seq_len) * slot_elems + head_base;
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[slot + i * DV] = STORE(s[k]); } }
+        }
     }
-{{FINAL_STORE}}
+    if (live && W == 0u) {
+        for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[head_base + i * DV] = STORE(s[k]); } }
+    }
+    // leading W - T slots represent no token of this call: exact zeros
+    for (var j = 0u; live && j + seq_len < W; j++) {
+        let slot = j * slot_elems + head_base;
+        for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[slot + i * DV] = STORE(0.0); } }
+    }
 }

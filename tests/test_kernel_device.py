@@ -30,7 +30,7 @@ def padded(array: np.ndarray) -> int:
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_live_bytes_are_inputs_outputs_window_and_uniform(implementation: str, dtype: type, aliased: bool) -> None:
-    """A call holds exactly its inputs, output, declared window and 16 bytes of uniform; reuse allocates nothing."""
+    """A call holds exactly its inputs, output, declared window and the 64-byte uniform; reuse allocates nothing."""
     kernel = kernel_or_skip(implementation, dtype)
     memory = kernel.device.memory
     cache = workspaces(kernel)
@@ -112,16 +112,23 @@ def test_rebind_chain_equals_copy_chain(implementation: str) -> None:
 
 
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
-def test_pipelines_are_compiled_once_and_cache_is_bounded(implementation: str) -> None:
+def test_pipelines_are_compiled_once_per_geometry_and_cache_is_bounded(implementation: str) -> None:
     kernel = kernel_or_skip(implementation)
     small = LinearAttentionKernel(kernel.device, max_pipelines=2)
-    inputs = small_inputs()
-    tensors = {name: kernel.device.upload(x, name) for name, x in inputs.items()}
-    calls = [small.prepare(**tensors, **{**ATTRS, "update_rule": rule}) for rule in ("delta", "delta", "linear")]
+
+    def upload(d_k: int) -> dict:
+        inputs = make_inputs(np.random.default_rng(d_k), dtype=np.float32, batch=1, seq_len=4, heads=(2, 2, 2),
+                             d_k=d_k, d_v=3, window=3, past=True, decay_per_row=False, beta_shared=False)
+        return {name: kernel.device.upload(x, name) for name, x in inputs.items()}
+
+    # d_k = 4 is one row group per column, d_k = 8 two, d_k = 20 eight: three geometry classes
+    narrow, wide, wider = upload(4), upload(8), upload(20)
+    calls = [small.prepare(**narrow, **{**ATTRS, "update_rule": rule}) for rule in ("delta", "delta", "linear")]
+    calls.append(small.prepare(**wide, **{**ATTRS, "state_window": 3}))
     calls[1].dispatch()
-    assert small.compilations == 2, "one compilation per distinct variant"
-    small.prepare(**tensors, **{**ATTRS, "update_rule": "gated"})
-    assert small.cached_pipelines == 2, "the pipeline cache must stay within its bound"
+    assert small.compilations == 2, "one compilation per geometry class (rule, layouts and W are uniforms)"
+    small.prepare(**wider, **ATTRS)
+    assert small.compilations == 3 and small.cached_pipelines == 2, "the pipeline cache must stay within its bound"
     calls[0].dispatch()  # its pipeline was evicted from the cache; the call keeps its own
     assert_bitwise(kernel.device.download(calls[0].present_state), kernel.device.download(calls[1].present_state),
                    "a call whose pipeline was evicted")
@@ -129,7 +136,7 @@ def test_pipelines_are_compiled_once_and_cache_is_bounded(implementation: str) -
         call.release()
         call.output.release()
         call.present_state.release()
-    for tensor in tensors.values():
+    for tensor in [*narrow.values(), *wide.values(), *wider.values()]:
         tensor.release()
 
 

@@ -17,11 +17,11 @@ import pytest
 import oracles
 from kernels.device import DeviceUnavailable, FeatureMissing
 from kernels.linear_attention import MAX_D_K, LinearAttentionKernel, get_kernel, linear_attention
-from kernels.shader import MAX_INVOCATIONS, KernelSpec
+from kernels.shader import MAX_INVOCATIONS, MAX_ROW_GROUPS, KernelSpec
 from kernels.tolerance import worst_ratio
 from oracles.prefix import prefix_inputs
 from oracles.rollback import represented_acceptances
-from oracles.validation import UPDATE_RULES
+from oracles.validation import UPDATE_RULES, Dims
 
 IMPLEMENTATIONS = ("wgpu", "dawn")
 DTYPES = (np.float32, np.float16)
@@ -127,14 +127,22 @@ def poisoned(past: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("d_v", [1, 3, 64, 67, 128, 1000])
-def test_split_covers_every_row_once(d_v: int) -> None:
-    """For every d_k: row blocks tile 0..d_k-1 with no empty group, within the workgroup size limit."""
+def test_geometry_covers_every_row_and_column(d_v: int) -> None:
+    """For every d_k: the row blocks hold rows 0..d_k-1 (at most half the groups empty), the tiles
+    cover d_v, the workgroup fits the size limit, and all of d_k = 1..256 needs only 8 geometry classes."""
+    classes = set()
     for d_k in range(1, MAX_D_K + 1):
-        spec = KernelSpec("float32", d_k, d_v, 1, 1, 1, "linear", None, None, False, 0, False)
+        dims = Dims(batch=1, seq_len=1, q_heads=1, kv_heads=1, key_heads=1, d_k=d_k, d_v=d_v, state_window=0,
+                    update_rule="linear", scale=1.0, dtype=np.dtype("float32"), has_past=False,
+                    decay_per_row=None, beta_shared=None)
+        spec = KernelSpec.for_dims(dims)
         rows, groups = spec.rows_per_thread, spec.row_groups
-        assert (groups - 1) * rows < d_k <= groups * rows, (d_k, rows, groups)
-        assert spec.ragged == (d_k % rows != 0)
-        assert spec.columns * groups <= MAX_INVOCATIONS and spec.tiles * spec.columns >= d_v
+        assert groups & (groups - 1) == 0 and (groups // 2) * rows < d_k <= groups * rows, (d_k, rows, groups)
+        assert rows <= MAX_D_K // MAX_ROW_GROUPS
+        tiles = spec.workgroups(dims)[0]
+        assert spec.columns * groups <= MAX_INVOCATIONS and (tiles - 1) * spec.columns < d_v <= tiles * spec.columns
+        classes.add(spec)
+    assert len(classes) <= 8, sorted(classes, key=str)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])

@@ -116,7 +116,7 @@ def bind_group_time(workload: Workload, accepted: int, protocol: Protocol) -> Ti
     slot = _slot(workload, accepted)
 
     def create() -> None:
-        workload.kernel.bind_group(call.pipeline, call.spec, call.params, bound, slot)
+        call.make_bind_group(bound, slot)
 
     return run_protocol(protocol, HOST_CLOCK, fenced_wall_sampler(create, lambda: None))
 

@@ -2,7 +2,7 @@
 
 Expected bytes are computed here from the shapes alone - inputs, the past state (``W`` slots, or
 one 4-D state at ``W = 0``), the output, the present state (the declared window) and the kernel's
-only scratch, a 16-byte uniform - each padded to WebGPU's 4-byte granularity, and compared with the
+only scratch, a 64-byte uniform - each padded to WebGPU's 4-byte granularity, and compared with the
 live bytes the counters saw appear when the call was bound. Growth is the change in live bytes,
 live buffers and allocations over many select-and-resume cycles (dispatch, slot copy) after
 that: it must be zero for every counter.

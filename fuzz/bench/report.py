@@ -28,7 +28,7 @@ DEFINITIONS = """\
   represent (a <= T - W) need a rerun in both cases and contribute 0, as does a = 0.
   p* undefined: selecting saves nothing. p* <= 0: the window costs no verification time.
 - Memory: live device bytes of one bound call (kernel counters) vs inputs + past_state + output +
-  window (present_state) + 16-byte uniform; growth over many select-and-resume cycles must be 0."""
+  window (present_state) + 64-byte uniform; growth over many select-and-resume cycles must be 0."""
 
 
 def _us(value: float) -> str:
