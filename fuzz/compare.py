@@ -42,6 +42,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -369,7 +370,15 @@ def _assess(actual: np.ndarray, expected: np.ndarray, exact: np.ndarray, match: 
 _REASONS = {1: "value", 2: "nan", 3: "non-finite", 4: "bits", 5: "not-equal"}
 
 
-def assert_close(
+def assert_close(actual: np.ndarray, expected: np.ndarray, **options: Any) -> float:
+    """Compare ``actual`` with ``expected``; return the largest error/tolerance ratio, or raise.
+
+    The options are those of ``element_ratios``; raises ``MismatchError`` naming the worst element.
+    """
+    return float(element_ratios(actual, expected, **options).max(initial=0.0))
+
+
+def element_ratios(
     actual: np.ndarray,
     expected: np.ndarray,
     *,
@@ -383,14 +392,15 @@ def assert_close(
     storages: Sequence[np.dtype] | None = None,
     reseeded: np.dtype | None = None,
     mask: np.ndarray | None = None,
-) -> float:
-    """Compare ``actual`` with ``expected``; return the largest error/tolerance ratio, or raise.
+) -> np.ndarray:
+    """Compare ``actual`` with ``expected``; return the error/tolerance ratio of every element, or raise.
 
     ``exact`` is the float64 answer (the oracle's), which sets the tolerance and the NaN/Inf
     expectations, and ``block`` the magnitude of its terms (``Exact.part``). ``storages`` are the
     stored types whose budgets add up (default: the dtypes of ``actual`` and ``expected``);
     ``reseeded`` is the stored type a resumed seed passed through; ``mask`` (broadcastable)
-    limits which elements are compared. Raises ``MismatchError`` naming the worst element.
+    limits which elements are compared (the others get ratio 0). Raises ``MismatchError`` naming
+    the worst element.
     """
     actual, expected, exact = np.asarray(actual), np.asarray(expected), np.asarray(exact, dtype=np.float64)
     sides = tuple(np.dtype(s) for s in (storages or (actual.dtype, expected.dtype)))
@@ -409,7 +419,7 @@ def assert_close(
     ratio = np.where(selected, ratio, 0.0)
     failing = selected & (reason > 0)
     if not failing.any():
-        return float(ratio.max(initial=0.0))
+        return ratio
     worst = np.unravel_index(int(np.argmax(np.where(failing, ratio, -1.0))), exact.shape)
     raise MismatchError(Mismatch(
         property=where.property, backends=where.backends, tensor=tensor, reason=_REASONS[int(reason[worst])],

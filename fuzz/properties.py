@@ -20,6 +20,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ import oracles
 from fuzz.backends import Backend, Crashed, Rejected, TimedOut, Unsupported, create
 from fuzz.bad_inputs import PASS_THROUGH_RULES, invalid_cases
 from fuzz.case import Case
-from fuzz.compare import RATIO_CAP, Blocks, Exact, Match, Mismatch, MismatchError, Where, assert_close, exact_answer
+from fuzz.compare import RATIO_CAP, Blocks, Exact, Match, Mismatch, MismatchError, Where, element_ratios, exact_answer
 from fuzz.strategies import (
     Limits,
     case_axes,
@@ -151,34 +152,32 @@ class _Check:
         """``assert_close`` against ``exact``'s part ``tensor`` (``rows``: output tokens compared);
         a mismatch becomes a ``PropertyFailure``."""
         depth = (self.dims.seq_len if tokens is None else tokens) + self.dims.d_k
-        where = Where(self.prop, labels, self.case.summary())
+        where = Where(self.prop, labels, self.summary)
         values, block = exact.part(tensor)
         if tensor == "output":
             values, block = values[:, rows], block[:, rows]
         try:
-            ratio = assert_close(actual, expected, exact=values, block=block, tensor=tensor, d_v=self.dims.d_v,
-                                 depth=depth, where=where, **options)
+            ratios = element_ratios(actual, expected, exact=values, block=block, tensor=tensor, d_v=self.dims.d_v,
+                                    depth=depth, where=where, **options)
         except MismatchError as err:
             m = err.mismatch
             raise self.fail("mismatch", backends, f"{tensor}:{m.reason}{detail}", "", m) from err
-        self.result.max_ratio = max(self.result.max_ratio, ratio)
+        self.result.max_ratio = max(self.result.max_ratio, float(ratios.max(initial=0.0)))
         self.result.comparisons += 1
-        self._note_parts("/".join(backends), tensor, ratio, actual, expected, values, block, depth, where, options)
+        self._note_parts("/".join(backends), tensor, ratios)
 
-    def _note_parts(self, pair: str, tensor: str, ratio: float, actual: np.ndarray, expected: np.ndarray,
-                    values: np.ndarray, block: np.ndarray, depth: int, where: Where, options: dict) -> None:
-        """Record the passing ratio of ``tensor`` for ``pair``, slot by slot for a windowed state."""
-        if tensor == "output" or actual.ndim != 5:
-            ratios = {"output" if tensor == "output" else "state W=0": ratio}
+    @cached_property
+    def summary(self) -> str:
+        """The case in one line, for reports (computed once per check)."""
+        return self.case.summary()
+
+    def _note_parts(self, pair: str, tensor: str, ratios: np.ndarray) -> None:
+        """Record the passing ratios of ``tensor`` for ``pair``, slot by slot for a windowed state."""
+        if tensor == "output" or ratios.ndim != 5:
+            worst = {"output" if tensor == "output" else "state W=0": float(ratios.max(initial=0.0))}
         else:
-            mask = options.pop("mask", None)
-            mask = np.ones(values.shape, dtype=bool) if mask is None else np.broadcast_to(mask, values.shape)
-            block = np.broadcast_to(block, values.shape)
-            ratios = {f"slot {j}": assert_close(actual[j], expected[j], exact=values[j], block=block[j],
-                                                tensor=tensor, d_v=self.dims.d_v, depth=depth, where=where,
-                                                mask=mask[j], **options)
-                      for j in range(actual.shape[0])}
-        for part, value in ratios.items():
+            worst = {f"slot {j}": float(slot.max(initial=0.0)) for j, slot in enumerate(ratios)}
+        for part, value in worst.items():
             key = f"{pair}|{part}"
             self.result.parts[key] = max(self.result.parts.get(key, 0.0), value)
 
@@ -304,13 +303,17 @@ def _check_resume(c: _Check, b: Backend, draft: Case, present: np.ndarray, accep
 
 
 def check_select_resume(case: Case, backends: Sequence[Backend]) -> CheckResult:
-    """Select a slot and resume = a fresh run over the accepted prefix and the next tokens, for every
-    represented prefix; a zero-token acceptance resumes from the original past state, which the call
-    must leave untouched (``_Check.run`` checks every call for that)."""
+    """Select a slot and resume = a fresh run over the accepted prefix and the next tokens, for the
+    case's drawn acceptance (``notes["accepted"]``; every represented one when the case names none);
+    a zero-token acceptance resumes from the original past state, which the call must leave untouched
+    (``_Check.run`` checks every call for that)."""
     c = _Check("select-resume", case)
     drafted = int(case.notes["draft_len"])
     draft = _tokens(case, (0, drafted))
-    acceptances = [0, *oracles.represented_acceptances(drafted, c.dims.state_window)]
+    if "accepted" in case.notes:
+        acceptances = [int(case.notes["accepted"])]
+    else:
+        acceptances = [0, *oracles.represented_acceptances(drafted, c.dims.state_window)]
     for b in backends:
         first = c.run(b, draft)
         if first is None:

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from fuzz.case import POISON_KINDS, Case
 from oracles.recurrence import run_recurrence, seed_state
+from oracles.rollback import represented_acceptances
 from oracles.validation import DELTA_RULES, GATED_RULES, MAX_STATE_WINDOW, UPDATE_RULES, validate
 
 HEAD_SIZES = (1, 2, 3, 4, 5, 7, 8, 16, 17, 31, 32, 63, 64, 65, 127, 128, 255, 256)
@@ -409,14 +410,17 @@ def poisoned_cases(draw: st.DrawFn, limits: Limits) -> Case:
 def resume_cases(draw: st.DrawFn, limits: Limits) -> Case:
     """A draft call followed by the tokens of the next call, for select-and-resume.
 
-    The case holds ``T = draft + next`` tokens; ``notes["draft_len"]`` says where the draft ends.
+    The case holds ``T = draft + next`` tokens; ``notes["draft_len"]`` says where the draft ends and
+    ``notes["accepted"]`` how many draft tokens were accepted: 0 (resume from the original past) or
+    any count the window represents, drawn so that Hypothesis explores and shrinks it like any axis.
     """
     w = draw(windows(limits, 1))
     draft = draw(seq_lens(limits, w))
     extra = draw(st.integers(1, limits.max_next_tokens))
     shape = draw(shapes(limits, window=st.just(w), seq_len=st.just(draft + extra)))
     layout = draw(layouts(limits))
-    return build_case(shape, layout, draw(numerics()), notes={"draft_len": draft})
+    accepted = draw(st.sampled_from([0, *represented_acceptances(draft, w)]))
+    return build_case(shape, layout, draw(numerics()), notes={"draft_len": draft, "accepted": accepted})
 
 
 # ---- poison -----------------------------------------------------------------------------------
@@ -490,4 +494,8 @@ def case_axes(case: Case) -> list[str]:
         labels.append("beta=shared" if d.beta_shared else "beta=per-head")
     regimes = {"magnitude": "values", "keys": "keys", "decay": "decay-regime", "beta": "beta-regime"}
     labels += [f"{label}={case.notes[k]}" for k, label in regimes.items() if k in case.notes]
+    if "accepted" in case.notes:
+        accepted, drafted = int(case.notes["accepted"]), int(case.notes["draft_len"])
+        share = "none" if accepted == 0 else ("all" if accepted == drafted else "some")
+        labels.append(f"accepted={share}")
     return labels

@@ -386,7 +386,7 @@ class Workspace:
 class WorkspaceCache:
     """A bounded LRU of workspaces, so repeated calls of one shape reuse their device buffers."""
 
-    def __init__(self, kernel: LinearAttentionKernel, capacity: int = 4) -> None:
+    def __init__(self, kernel: LinearAttentionKernel, capacity: int = 16) -> None:
         self.kernel = kernel
         self.capacity = capacity
         self._entries: OrderedDict[tuple, Workspace] = OrderedDict()
