@@ -26,7 +26,12 @@ Each result is compared with the exact answer, which the float64 oracle gives (i
     operation whose result is subnormal loses relative accuracy and keeps only an absolute error
     of half the smallest subnormal (the standard model ``fl(x) = x(1 + d) + e``). Negligible for
     normal values; it keeps a float32 result deep in the subnormal range (seen: an output of
-    ``-4.1e-41`` one subnormal step off on ORT's CPU EP) from being reported as a mismatch.
+    ``-4.1e-41`` one subnormal step off on ORT's CPU EP) from being reported as a mismatch. The
+    same absolute error made on a *state* reaches an output multiplied by ``scale * |q|``: so the
+    state magnitude behind every block is at least float32's smallest normal number, and the
+    accumulation term (``eps * block``) carries ``scale * |q| * smallest_subnormal`` per operation
+    (seen: an output of ``-4.5e-40`` off by 27 subnormal steps on the CPU EP, a large query
+    reading a subnormal state).
 ``reseeded``
     Only for results that resumed from a stored slot (select-and-resume): the slot was rounded to
     the stored type before the next call read it, so ``eps(storage) * block`` more.
@@ -58,6 +63,10 @@ COMPUTE_DTYPE = {
     np.dtype(np.float64): np.dtype(np.float64),
 }
 """The arithmetic precision assumed behind a result of each stored type."""
+
+UNDERFLOW_FLOOR = float(np.finfo(np.float32).smallest_normal)
+"""Least state magnitude behind a block: below it float32 rounding is absolute, ``eps * floor`` per
+operation (one smallest subnormal), and a readout multiplies that by ``scale * |q|``."""
 
 RATIO_CAP = 1e6
 """Ratios above this (or infinite) are reported as this to ``hypothesis.target``, which needs finite values."""
@@ -92,6 +101,7 @@ class Exact:
     and under ``I - b k k^T`` (norm <= 1 while ``b |k|^2 <= 2``, as generated), so the error after
     ``t`` tokens stays within ``t`` roundings of ``M_t``. An output's block is ``scale * |q| * M_t``,
     which bounds every term of the readout sum (Cauchy-Schwarz). Norms are Frobenius, per head.
+    ``M_t`` is floored at ``UNDERFLOW_FLOOR`` (the underflow term of the module docstring).
     """
 
     output: np.ndarray
@@ -202,7 +212,7 @@ def exact_answer(inputs: dict[str, np.ndarray], attrs: dict) -> Exact:
         q_norm = np.repeat(q_norm, dims.kv_heads // dims.q_heads, axis=2)
     return Exact(
         output=output, present_state=window_from_states(dims, states), scale=dims.scale, q_norm=q_norm,
-        magnitude=_term_magnitudes(dims, inputs, seed, states), head_map=head_map,
+        magnitude=np.maximum(_term_magnitudes(dims, inputs, seed, states), UNDERFLOW_FLOOR), head_map=head_map,
     )
 
 

@@ -19,7 +19,7 @@ class OrtCudaBackend(OrtBackend):
     provider = "CUDAExecutionProvider"
     value_device = "cuda"
 
-    def __init__(self, *, device_id: int = 0, cache_size: int = 64) -> None:
+    def __init__(self, *, device_id: int = 0, cache_size: int = 256) -> None:
         self.device_id = device_id
         super().__init__(cache_size=cache_size)
 

@@ -137,7 +137,7 @@ class OrtBackend(Backend):
     unsupported_messages: tuple[str, ...] = ()
     fallback_can_be_disabled: bool = True
 
-    def __init__(self, *, cache_size: int = 64) -> None:
+    def __init__(self, *, cache_size: int = 256) -> None:
         self.ort = import_ort()
         self._load()
         self._sessions = SessionCache(cache_size)
