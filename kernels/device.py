@@ -9,8 +9,10 @@ benchmark can check that a call holds exactly the memory it declares.
 from __future__ import annotations
 
 import importlib
+import itertools
 import threading
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -180,8 +182,30 @@ class GpuDevice:
 
     def download(self, tensor: DeviceTensor) -> np.ndarray:
         """Copy a device tensor back to the host (waits for the queue)."""
-        raw = self.queue.read_buffer(tensor.buffer, 0, tensor.size)
-        return np.frombuffer(bytes(raw)[: tensor.nbytes], dtype=tensor.dtype).reshape(tensor.shape).copy()
+        return self.download_all([tensor])[0]
+
+    def download_all(self, tensors: Sequence[DeviceTensor]) -> list[np.ndarray]:
+        """Copy device tensors back to the host through one staging buffer: one submit, one wait.
+
+        The staging buffer lives only for this call and is not counted in ``memory`` (it is the
+        host transfer, not the kernel's footprint). Tensor sizes are multiples of 4 bytes, so every
+        copy lands at an aligned offset.
+        """
+        offsets = list(itertools.accumulate((t.size for t in tensors), initial=0))
+        usage = self.module.BufferUsage
+        staging = self.device.create_buffer(label="download", size=offsets[-1], usage=usage.COPY_DST | usage.MAP_READ)
+        try:
+            encoder = self.device.create_command_encoder()
+            for tensor, offset in zip(tensors, offsets, strict=False):
+                encoder.copy_buffer_to_buffer(tensor.buffer, 0, staging, offset, tensor.size)
+            self.queue.submit([encoder.finish()])
+            staging.map_sync(self.module.MapMode.READ)
+            raw = bytes(staging.read_mapped())
+            staging.unmap()
+        finally:
+            staging.destroy()
+        return [np.frombuffer(raw[o: o + t.nbytes], dtype=t.dtype).reshape(t.shape).copy()
+                for t, o in zip(tensors, offsets, strict=False)]
 
 
 _DEVICES: dict[tuple[str, str | None], GpuDevice] = {}

@@ -467,4 +467,5 @@ def linear_attention(
     for name, tensor in workspace.inputs.items():
         device.upload(arrays[name], name, into=tensor)
     workspace.call.dispatch()
-    return device.download(workspace.call.output), device.download(workspace.call.present_state)
+    output, present_state = device.download_all([workspace.call.output, workspace.call.present_state])
+    return output, present_state

@@ -315,21 +315,24 @@ class OrtBackend(Backend):
         """Serve a ``W > 0`` case through ``W = 0`` runs of this EP (SPEC §2, prefix formulation).
 
         The output comes from one ``W = 0`` run over all tokens, seeded with ``past_state[W-1]``;
-        slot ``j`` from a ``W = 0`` run over the first ``T - W + j + 1`` tokens. The EP validates
+        slot ``j`` from a ``W = 0`` run over the first ``T - W + j + 1`` tokens (the last slot's run
+        is that first run: the same call, not repeated). The EP validates
         everything it sees at ``W = 0``; the window-only rules (the 5-D state shape) are checked by
         the suite's validation, and a refusal says so.
         """
         window = case.state_window
         past = case.inputs.get("past_state")
         seeded = past[window - 1] if past is not None and past.ndim == 5 and len(past) == window else past
-        output, _ = self._run_legacy(case.with_inputs(past_state=seeded).inputs, case)
+        full = self._run_legacy(case.with_inputs(past_state=seeded).inputs, case)
+
+        def run(**kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
+            return full if kwargs["query"].shape[1] == case.seq_len else self._run_legacy(kwargs, case)
+
         try:
-            present = oracles.window_by_prefix(
-                lambda **kw: self._run_legacy(kw, case), dict(case.inputs), dict(case.attrs)
-            )
+            present = oracles.window_by_prefix(run, dict(case.inputs), dict(case.attrs))
         except oracles.ValidationError as err:
             raise Rejected(self.name, f"prefix mode, suite validation (the EP never saw W > 0): {err}") from err
-        return output, present.astype(case.dtype)
+        return full[0], present.astype(case.dtype)
 
     def _run_legacy(self, kwargs: dict[str, Any], case: Case) -> tuple[np.ndarray, np.ndarray]:
         """One ``W = 0`` run: inputs from ``kwargs`` (None = omitted), attributes from ``case``
