@@ -19,6 +19,7 @@ demands an out-of-range answer.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,10 @@ the delta update ``I - beta k k^T`` from amplifying the state (valid input, boun
 
 OVERFLOW_HEADROOM = 256.0
 """Stored results are kept below ``finfo(dtype).max / OVERFLOW_HEADROOM``."""
+
+STRATEGY_CACHE = 512
+"""Strategy objects kept per factory: the same arguments give the same (immutable) strategy, so a
+draw does not rebuild it and Hypothesis does not recompute its properties for every example."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,7 @@ class Numerics:
 
 # ---- layer 1: shapes --------------------------------------------------------------------------
 
+@lru_cache(maxsize=STRATEGY_CACHE)
 def head_dims(limits: Limits, cap: int | None = None) -> st.SearchStrategy[int]:
     """A head size ``d_k``/``d_v``: the notable sizes first, then anything in ``1..cap``."""
     top = min(limits.max_head_dim, cap or limits.max_head_dim)
@@ -169,6 +175,7 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
+@lru_cache(maxsize=STRATEGY_CACHE)
 @st.composite
 def head_layouts(draw: st.DrawFn, max_heads: int) -> tuple[int, int, int]:
     """``(H_q, H_kv, n_k)`` in either GQA direction, with ``n_k`` any divisor of ``H_kv``."""
@@ -182,6 +189,7 @@ def head_layouts(draw: st.DrawFn, max_heads: int) -> tuple[int, int, int]:
     return q_heads, kv_heads, key_heads
 
 
+@lru_cache(maxsize=STRATEGY_CACHE)
 def windows(limits: Limits, min_window: int = 0) -> st.SearchStrategy[int]:
     """``state_window`` in ``min_window..limits.max_window`` (W = 0 is the legacy 4-D state)."""
     if min_window > limits.max_window:
@@ -189,6 +197,7 @@ def windows(limits: Limits, min_window: int = 0) -> st.SearchStrategy[int]:
     return st.integers(min_window, limits.max_window)
 
 
+@lru_cache(maxsize=STRATEGY_CACHE)
 def seq_lens(limits: Limits, window: int) -> st.SearchStrategy[int]:
     """``T >= 1``, boosting the window boundaries ``T = W`` and ``T = W - 1`` (T < W)."""
     edges = sorted({t for t in (window, window - 1) if 1 <= t <= limits.max_seq_len})
@@ -196,6 +205,7 @@ def seq_lens(limits: Limits, window: int) -> st.SearchStrategy[int]:
     return st.sampled_from(edges) | anywhere if edges else anywhere
 
 
+@lru_cache(maxsize=STRATEGY_CACHE)
 @st.composite
 def shapes(
     draw: st.DrawFn,
@@ -223,6 +233,7 @@ def shapes(
 
 # ---- layer 2: layouts -------------------------------------------------------------------------
 
+@lru_cache(maxsize=STRATEGY_CACHE)
 def scales(limits: Limits) -> st.SearchStrategy[float | None]:
     """The ``scale`` attribute: absent, ``0.0`` (default, explicitly), or a float32-exact value."""
     default = st.sampled_from([None, 0.0])
@@ -232,6 +243,7 @@ def scales(limits: Limits) -> st.SearchStrategy[float | None]:
     return default | st.sampled_from([1.0, 0.5, 0.125]) | explicit
 
 
+@lru_cache(maxsize=STRATEGY_CACHE)
 @st.composite
 def layouts(draw: st.DrawFn, limits: Limits, *, past: bool | None = None) -> Layout:
     """Rule, dtype, decay/beta layouts (optional ones sometimes present), past, scale."""
@@ -248,6 +260,7 @@ def layouts(draw: st.DrawFn, limits: Limits, *, past: bool | None = None) -> Lay
 
 # ---- layer 3: numerics ------------------------------------------------------------------------
 
+@lru_cache(maxsize=STRATEGY_CACHE)
 def numerics() -> st.SearchStrategy[Numerics]:
     """Value regimes and the seed that realises them."""
     return st.builds(
