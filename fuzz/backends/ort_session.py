@@ -30,7 +30,7 @@ from fuzz.backends.base import Backend, BackendError, Capabilities, Rejected, Un
 from fuzz.case import Case
 from fuzz.ort_model import ModelKey, build_model_for, model_key
 from oracles.prefix import SEQUENCE_INPUTS
-from oracles.validation import INPUT_NAMES
+from oracles.validation import INPUT_NAMES, MAX_STATE_WINDOW
 
 LOG_SEVERITY_ERROR = 3
 """ORT's default-logger severity: warnings quiet, errors reported."""
@@ -165,7 +165,15 @@ class OrtBackend(Backend):
         return self._capabilities
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        """Run ``case`` on the EP: directly, or through prefix runs where the EP refuses ``W > 0``."""
+        """Run ``case`` on the EP: directly, or through prefix runs where the EP refuses ``W > 0``.
+
+        Once the probe has seen the EP refuse ``W > 0`` (its kernel rejects the attribute whatever
+        the model), a case with ``W`` in ``1..8`` goes straight to prefix mode: a session per window
+        size and signature would only fail again, and crowd the working sessions out of the cache.
+        A ``W`` out of range still reaches the EP, whose own validation must reject it.
+        """
+        if 0 < case.state_window <= MAX_STATE_WINDOW and self._capabilities.window == "prefix":
+            return self._run_by_prefix(case)
         try:
             session = self.session(case)
         except WindowUnsupported:
