@@ -148,8 +148,11 @@ class IsolatedBackend(Backend):
     def _start(self) -> Capabilities:
         """Start a worker and wait for its backend; raises ``Unavailable`` as the backend would."""
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        # a session of its own: a Ctrl-C at the terminal reaches the campaign, which stops its
+        # workers itself, and never kills this one mid-case (which would read as a crash)
         process = subprocess.Popen(
             [sys.executable, "-m", "fuzz.isolation"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            start_new_session=True,
         )
         self._process, self._conn = process, _Channel(process.stdout, process.stdin)
         started = time.monotonic()
