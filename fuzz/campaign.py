@@ -219,7 +219,7 @@ class Campaign:
     def _on_interrupt(self, signum: int, frame: Any) -> None:
         """First Ctrl-C: stop at the next example of every unit; a second one aborts."""
         self.interrupted = True
-        self.stop_time = 0.0
+        self.stop_time = min(self.stop_time, time.time())
         self.progress.note("[lafuzz] interrupted: finishing the running units (Ctrl-C again to abort)")
         signal.signal(signal.SIGINT, signal.default_int_handler)
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
 from test_campaign_fakes import REPAIRED_ENV, BrokenBackend
 
 from fuzz import corpus
@@ -129,3 +132,27 @@ def test_exit_status_is_honest():
     assert exit_status([known], 10, interrupted=False) == EXIT_CLEAN
     assert exit_status([], 0, interrupted=False) == EXIT_NOTHING_CHECKED
     assert exit_status([known], 10, interrupted=True) == EXIT_INTERRUPTED
+
+
+def test_ctrl_c_stops_running_units_and_keeps_their_results(tmp_path):
+    """A Ctrl-C at the terminal (SIGINT to the whole process group) ends the campaign with 130, the
+    running units hand back what they checked (none abandoned), and the summary is written."""
+    out = tmp_path / "interrupted"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fuzz.cli", "campaign", "--time", "5m", "-j", "2", "--backends", "oracle,ort-cpu",
+         "--properties", "backends-agree,error-parity", "--limits", "ci", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+    )
+    database = out / "hypothesis-db"
+    for _ in range(600):  # units have started once the example database fills
+        if database.is_dir() and len(list(database.iterdir())) >= 4:
+            break
+        process.poll() is None or pytest.fail("the campaign ended before it was interrupted")
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGINT)
+    output = process.communicate(timeout=120)[0].decode(errors="replace")
+    summary = json.loads((out / "summary.json").read_text())
+    assert process.returncode == EXIT_INTERRUPTED, output[-2000:]
+    assert summary["units_abandoned"] == 0 and summary["examples"] > 0, output[-2000:]
+    assert not [f for f in summary["findings"] if not f["known_failure"]], "an interrupted worker read as a finding"
