@@ -22,16 +22,18 @@ Each result is compared with the exact answer, which the float64 oracle gives (i
     factor 4 keeps half an fp16 ulp the dominant term for fp16, so a result rounded twice
     (about one ulp off) is still caught.
 ``underflow``
-    ``ACCUMULATION_FACTOR * depth * smallest_subnormal(compute) / 2``: with gradual underflow an
-    operation whose result is subnormal loses relative accuracy and keeps only an absolute error
-    of half the smallest subnormal (the standard model ``fl(x) = x(1 + d) + e``). Negligible for
-    normal values; it keeps a float32 result deep in the subnormal range (seen: an output of
-    ``-4.1e-41`` one subnormal step off on ORT's CPU EP) from being reported as a mismatch. The
-    same absolute error made on a *state* reaches an output multiplied by ``scale * |q|``: so the
-    state magnitude behind every block is at least float32's smallest normal number, and the
-    accumulation term (``eps * block``) carries ``scale * |q| * smallest_subnormal`` per operation
-    (seen: an output of ``-4.5e-40`` off by 27 subnormal steps on the CPU EP, a large query
-    reading a subnormal state).
+    ``ACCUMULATION_FACTOR * depth * smallest_normal(compute)``: an operation whose result falls
+    below the smallest normal number keeps only an absolute accuracy, and WGSL lets an
+    implementation flush subnormal inputs and outputs of float operations to zero (WGSL §15.7.2),
+    so such a result may lose all of itself. Negligible for normal values (about ``1e-37`` for
+    float32); it keeps results in the float32 subnormal range from being reported as mismatches
+    (seen: an output of ``-4.1e-41`` one subnormal step off on ORT's CPU EP; outputs of
+    ``-2.2e-41`` and ``1.5e-40`` returned as 0 by ORT's WebGPU EP on the H200). The same loss on a
+    *state* reaches an output multiplied by ``scale * |q|``: so the state magnitude behind every
+    block is at least ``UNDERFLOW_FLOOR`` (float32's smallest normal over its epsilon), and the
+    accumulation term (``eps * block``) then carries ``scale * |q| * smallest_normal`` per operation
+    (seen: an output of ``-4.5e-40`` off by 27 subnormal steps on the CPU EP, a large query reading
+    a subnormal state).
 ``reseeded``
     Only for results that resumed from a stored slot (select-and-resume): the slot was rounded to
     the stored type before the next call read it, so ``eps(storage) * block`` more.
@@ -64,9 +66,10 @@ COMPUTE_DTYPE = {
 }
 """The arithmetic precision assumed behind a result of each stored type."""
 
-UNDERFLOW_FLOOR = float(np.finfo(np.float32).smallest_normal)
-"""Least state magnitude behind a block: below it float32 rounding is absolute, ``eps * floor`` per
-operation (one smallest subnormal), and a readout multiplies that by ``scale * |q|``."""
+UNDERFLOW_FLOOR = float(np.finfo(np.float32).smallest_normal / np.finfo(np.float32).eps)
+"""Least state magnitude behind a block: ``eps(float32) * floor`` is float32's smallest normal number,
+what one operation on a state may lose to underflow (flushed to zero); a readout multiplies that by
+``scale * |q|``."""
 
 RATIO_CAP = 1e6
 """Ratios above this (or infinite) are reported as this to ``hypothesis.target``, which needs finite values."""
@@ -235,7 +238,7 @@ class Budget:
             total += 0.5 * np.spacing(stored).astype(np.float64)
             compute = COMPUTE_DTYPE[storage]
             total += ACCUMULATION_FACTOR * self.depth * eps(compute) * (absolute + block)
-            total += ACCUMULATION_FACTOR * self.depth * 0.5 * float(np.finfo(compute).smallest_subnormal)
+            total += ACCUMULATION_FACTOR * self.depth * float(np.finfo(compute).smallest_normal)
             if self.reseeded is not None:
                 total += eps(self.reseeded) * block
         return total

@@ -127,5 +127,17 @@ def test_float32_subnormal_results_get_an_absolute_underflow_allowance() -> None
     exact = _state([-4.1247402246549695e-41])
     one_step = exact.astype(np.float32) - np.float32(np.finfo(np.float32).smallest_subnormal)
     assert _close(one_step, exact, exact, storages=[np.float32, np.float64]) <= 1.0
+    with pytest.raises(MismatchError):  # the allowance ends below the normal range
+        _close(_state([1e-36]).astype(np.float32), exact, exact, storages=[np.float32, np.float64])
+
+
+def test_float32_subnormal_results_may_be_flushed_to_zero() -> None:
+    """Found by a campaign on the H200: ORT's WebGPU EP returned 0 for outputs of -2.16e-41 and
+    1.53e-40 (WGSL allows flushing subnormals to zero); a normal-range value may not vanish."""
+    for value in (-2.157753001511523e-41, 1.5336537854934167e-40):
+        exact = _state([value])
+        flushed = np.zeros_like(exact, dtype=np.float32)
+        assert _close(flushed, exact, exact, storages=[np.float32, np.float64]) <= 1.0
+    normal = _state([2.0 * np.finfo(np.float32).smallest_normal * 2.0**10])
     with pytest.raises(MismatchError):
-        _close(exact.astype(np.float32) * np.float32(2.0), exact, exact, storages=[np.float32, np.float64])
+        _close(np.zeros_like(normal, dtype=np.float32), normal, normal, storages=[np.float32, np.float64])
