@@ -20,6 +20,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from fuzz.compare import RATIO_CAP
+
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;
@@ -84,13 +86,13 @@ def _strip(groups: dict[str, list[float]], what: str) -> Callable[[plt.Axes], No
     def draw(ax: plt.Axes) -> None:
         floor = 1e-6
         for i, ratios in enumerate(groups.values()):
-            shown = [max(r, floor) for r in ratios]
+            shown = [min(max(r, floor), RATIO_CAP) for r in ratios]
             jitter = [i + 0.3 * ((j * 0.618) % 1 - 0.5) for j in range(len(shown))]
             ax.scatter(jitter, shown, s=8, alpha=0.5, color=["#4a78b5" if r <= 1 else "#b3261e" for r in ratios])
         ax.axhline(1.0, color="k", linestyle="--", linewidth=1, label="error = tolerance")
         ax.set_xticks(range(len(groups)), list(groups), rotation=30, ha="right", fontsize=7)
         ax.set(yscale="log", ylabel="max error / tolerance", title=f"error against tolerance, per {what} "
-               f"(one dot per work unit; above the line fails; exact = {floor:g})")
+               f"(one dot per work unit; above the line fails; exact = {floor:g}, shown at most {RATIO_CAP:g})")
         ax.legend(fontsize=7, loc="upper left")
 
     return draw
