@@ -26,7 +26,7 @@ from oracles.rollback import slot_for_accepted
 from oracles.validation import Dims, validate
 
 from .device import DeviceTensor, GpuDevice, KernelUnsupported, get_device
-from .shader import BINDINGS, STAND_IN, CallParams, KernelSpec, render
+from .shader import BINDINGS, CallParams, KernelSpec, render
 
 MAX_D_K = 256
 """Largest key head size (that of the ORT WebGPU EP); it bounds each invocation's private row block."""
@@ -37,9 +37,6 @@ KERNEL_DTYPES = ("float32", "float16")
 PARAMS_BYTES = CallParams.WORDS * 4
 """The per-call uniform (sizes, heads, layouts, window, scale, seed offset): the kernel's only device
 scratch (besides a few KiB of workgroup memory for the reductions, which is no buffer)."""
-
-OPTIONAL_INPUTS = ("decay", "beta", "past_state")
-"""Inputs bound for real only when the call reads them (``CallParams.reads``); else a stand-in."""
 
 
 def _stand_in(tensor: DeviceTensor | None) -> np.ndarray | None:
@@ -89,12 +86,15 @@ class BoundCall:
     params: DeviceTensor
     pipeline: Any
     bind_group: Any
-    aliased: bool = False
-    """Past and present state are one read-write buffer."""
     seed_slot: int = 0
     slot_bound: bool = False
     rebound: dict[tuple[int, int, int], BoundCall] = field(default_factory=dict, repr=False)
     """Calls of this family with other seeds and present states, by (seed id, slot, present id)."""
+
+    @property
+    def aliased(self) -> bool:
+        """Past and present state are one read-write buffer."""
+        return self.uniform.aliased
 
     @property
     def seed(self) -> DeviceTensor | None:
@@ -239,8 +239,8 @@ class LinearAttentionKernel:
         self.device.upload(uniform.pack(), "params", into=params)
         pipeline = self.pipeline(spec)
         group = self.bind_group(pipeline, uniform, params, bound, seed_slot if slot_bound else None)
-        return BoundCall(self, dims, spec, uniform, bound, output, present_state, params, pipeline, group, aliased,
-                         seed_slot, slot_bound)
+        return BoundCall(self, dims, spec, uniform, bound, output, present_state, params, pipeline, group, seed_slot,
+                         slot_bound)
 
     def slot_range(self, tensor: DeviceTensor, slot: int) -> tuple[int, int] | None:
         """``(offset, size)`` binding slot ``slot`` of a 5-D state on its own; None where the offset is unaligned.
@@ -259,15 +259,15 @@ class LinearAttentionKernel:
                    bound: Mapping[str, DeviceTensor], seed_slot: int | None) -> Any:
         """The bind group of a call; ``seed_slot`` set: ``past_state`` is bound as that slot alone.
 
-        An optional input the call does not read (``uniform.reads``) is bound to ``STAND_IN``: every
+        An optional input the call does not read is bound to a stand-in (``uniform.source``): every
         binding of the one layout must hold a buffer, and a read-only use of an input is always allowed.
         """
         entries = [{"binding": 0, "resource": {"buffer": params.buffer, "offset": 0, "size": params.size}}]
-        for binding, (name, _) in enumerate(BINDINGS, start=1):
-            real = name not in OPTIONAL_INPUTS or name in uniform.reads
-            tensor = bound[name] if real else bound[STAND_IN]
+        for binding, name in enumerate(BINDINGS, start=1):
+            source = uniform.source(name)
+            tensor = bound[source]
             offset, size = 0, tensor.size
-            if real and name == "past_state" and seed_slot is not None:
+            if source == "past_state" and seed_slot is not None:
                 offset, size = self.slot_range(tensor, seed_slot)
             entries.append({"binding": binding, "resource": {"buffer": tensor.buffer, "offset": offset, "size": size}})
         return self.device.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)

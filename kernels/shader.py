@@ -33,9 +33,8 @@ MAX_ROW_GROUPS = 16
 ROW_QUANTUM = 4
 """Rows per invocation come in multiples of this (4 up to d_k = 64, 8 up to 128, ...): few classes."""
 
-BINDINGS = (("query", False), ("key", False), ("value", False), ("decay", False), ("beta", False),
-            ("past_state", False), ("output", True), ("present_state", True))
-"""``(name, writable)`` of the storage buffers at bindings 1.. (binding 0 is the uniform), as in the WGSL."""
+BINDINGS = ("query", "key", "value", "decay", "beta", "past_state", "output", "present_state")
+"""The storage buffers at bindings 1.. (binding 0 is the uniform), as the WGSL declares them."""
 
 STAND_IN = "query"
 """The input bound in place of one the call does not have (decay, beta, past_state): never read."""
@@ -114,10 +113,16 @@ class CallParams:
                    beta_mode=BETA_MODES[beta], seed_mode=seed)
 
     @property
-    def reads(self) -> tuple[str, ...]:
-        """The optional inputs the kernel reads under these parameters."""
-        flags = {"decay": self.decay_mode, "beta": self.beta_mode, "past_state": self.seed_mode == SEED_PAST}
-        return tuple(name for name, used in flags.items() if used)
+    def aliased(self) -> bool:
+        """The seed is read from ``present_state``: past and present are one read-write buffer."""
+        return self.seed_mode == SEED_PRESENT
+
+    def source(self, binding: str) -> str:
+        """The tensor bound at ``binding``: itself, or ``STAND_IN`` for an optional input these
+        parameters never read (decay or beta the rule does not use, past_state when there is no
+        past or it is aliased to present_state)."""
+        optional = {"decay": self.decay_mode, "beta": self.beta_mode, "past_state": self.seed_mode == SEED_PAST}
+        return binding if optional.get(binding, True) else STAND_IN
 
     def pack(self) -> np.ndarray:
         """The uniform's bytes as ``WORDS`` uint32 (``scale`` as its float32 bits, the rest zero padding)."""
