@@ -115,8 +115,7 @@ class Case:
         if self.poison:
             parts.append(f"poison={self.poison}")
         if "draft_len" in self.notes:
-            accepted = self.notes.get("accepted", "each")
-            parts.append(f"draft={self.notes['draft_len']} accepted={accepted}")
+            parts.append(f"draft={self.notes['draft_len']} accepted={self.notes['accepted']}")
         return " ".join(parts)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:

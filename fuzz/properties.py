@@ -304,23 +304,15 @@ def _check_resume(c: _Check, b: Backend, draft: Case, present: np.ndarray, accep
 
 def check_select_resume(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """Select a slot and resume = a fresh run over the accepted prefix and the next tokens, for the
-    case's drawn acceptance (``notes["accepted"]``; every represented one when the case names none);
-    a zero-token acceptance resumes from the original past state, which the call must leave untouched
-    (``_Check.run`` checks every call for that)."""
+    case's drawn acceptance (``notes["accepted"]``); a zero-token acceptance resumes from the
+    original past state, which the call must leave untouched (``_Check.run`` checks every call for that)."""
     c = _Check("select-resume", case)
-    drafted = int(case.notes["draft_len"])
-    draft = _tokens(case, (0, drafted))
-    if "accepted" in case.notes:
-        acceptances = [int(case.notes["accepted"])]
-    else:
-        acceptances = [0, *oracles.represented_acceptances(drafted, c.dims.state_window)]
+    draft = _tokens(case, (0, int(case.notes["draft_len"])))
+    accepted = int(case.notes["accepted"])
     for b in backends:
         first = c.run(b, draft)
-        if first is None:
-            continue
-        present = first[1].astype(case.dtype)
-        for accepted in acceptances:
-            _check_resume(c, b, draft, present, accepted)
+        if first is not None:
+            _check_resume(c, b, draft, first[1].astype(case.dtype), accepted)
     return c.result
 
 
