@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from fuzz import environment
+
 EXIT_USAGE = 2
 DEFAULT_BUDGET_S = 180.0
 """The campaign's time budget when neither ``--time`` nor ``--examples`` is given."""
@@ -14,13 +16,6 @@ DEFAULT_BUDGET_S = 180.0
 
 class UsageError(Exception):
     """A command was given something it cannot use (unknown name, bad URL, missing path): exit 2."""
-
-
-def _prepare_environment() -> None:
-    """Settings every WebGPU stack here needs before it loads (see ENVIRONMENT notes in the README)."""
-    runtime = os.environ.setdefault("XDG_RUNTIME_DIR", f"/tmp/xdg-runtime-{os.getuid()}")
-    os.makedirs(runtime, exist_ok=True)
-    os.environ.setdefault("ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER", "1")
 
 
 def _cmd_backends(args: argparse.Namespace) -> int:
@@ -64,7 +59,7 @@ def _positive(text: str) -> int:
 
 
 def _shard(text: str):
-    from fuzz.shard import Shard
+    from fuzz.campaign.shard import Shard
 
     try:
         return Shard.parse(text)
@@ -85,10 +80,10 @@ def _backend_names(text: str | None) -> list[str]:
 def _open_backends(names: list[str]) -> tuple[dict, dict[str, str]]:
     """Create the named backends that exist here, keyed by their own names; and why the others do not.
 
-    The ORT backends run crash-isolated (``fuzz.isolation``): the corpus holds inputs that crash them.
+    The ORT backends run crash-isolated (``fuzz.backends.isolation``): the corpus holds inputs that crash them.
     """
     from fuzz.backends import Unavailable
-    from fuzz.explore import resolve_backend
+    from fuzz.campaign.unit import resolve_backend
 
     found, missing = {}, {}
     for name in names:
@@ -113,11 +108,11 @@ def _checked(check, *args: object) -> None:
 
 def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.backends import REGISTRY
-    from fuzz.campaign import CampaignConfig, run_campaign
-    from fuzz.database import open_database
-    from fuzz.explore import resolve_property
-    from fuzz.properties import PROPERTIES
-    from fuzz.worker import available_backends
+    from fuzz.campaign.campaign import CampaignConfig, run_campaign
+    from fuzz.campaign.database import open_database
+    from fuzz.campaign.unit import resolve_property
+    from fuzz.campaign.worker import available_backends
+    from fuzz.engine.properties import PROPERTIES
 
     properties = _names(args.properties, list(PROPERTIES))
     for name in properties:
@@ -162,7 +157,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
 
 def _entries(paths: list[str], default_root: str):
     """Corpus entries from entry directories or corpus roots (default: the whole corpus)."""
-    from fuzz import corpus
+    from fuzz.corpus import entry as corpus
 
     found = []
     for path in map(Path, paths or [default_root]):
@@ -177,7 +172,7 @@ def _entries(paths: list[str], default_root: str):
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from fuzz.replay import NOW_FIXED, REGRESSION, STILL_FAILING, replay
+    from fuzz.corpus.replay import NOW_FIXED, REGRESSION, STILL_FAILING, replay
 
     entries = [e for e in _entries(args.paths, args.corpus) if not args.property or e.property == args.property]
     backends, missing = _open_backends(_backend_names(args.backends))
@@ -199,10 +194,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:
-    from fuzz import corpus
-    from fuzz.case import Case
-    from fuzz.corpus import Entry
-    from fuzz.replay import REGRESSION, STILL_FAILING, replay_entry
+    from fuzz.corpus import entry as corpus
+    from fuzz.corpus.entry import Entry
+    from fuzz.corpus.replay import REGRESSION, STILL_FAILING, replay_entry
+    from fuzz.engine.case import Case
 
     path = Path(args.path)
     if (path / "entry.json").is_file():
@@ -237,7 +232,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
-    from fuzz.merge import merge_runs
+    from fuzz.campaign.merge import merge_runs
 
     try:
         merged = merge_runs([Path(p) for p in args.runs], Path(args.out))
@@ -249,7 +244,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from fuzz.report import regenerate
+    from fuzz.campaign.report import regenerate
 
     path = Path(args.summary)
     print(regenerate(path / "summary.json" if path.is_dir() else path))
@@ -257,7 +252,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_cuda(args: argparse.Namespace) -> int:
-    from fuzz.cuda_corpus import import_reference
+    from fuzz.corpus.cuda_reference import import_reference
 
     written = import_reference(Path(args.corpus), Path(args.source) if args.source else None)
     print(f"wrote {len(written)} reference entries under {args.corpus}")
@@ -330,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    _prepare_environment()
+    environment.prepare()
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -1,7 +1,8 @@
-"""Shared test set-up: the WebGPU environment variables, before any backend library loads."""
+"""Shared test set-up: the WebGPU environment (before any backend library loads) and the
+Hypothesis profiles, registered so that ``pytest --hypothesis-profile=NAME`` selects one."""
 
-import os
+from fuzz import environment
+from fuzz.campaign import profiles
 
-os.environ.setdefault("XDG_RUNTIME_DIR", f"/tmp/xdg-runtime-{os.getuid()}")
-os.makedirs(os.environ["XDG_RUNTIME_DIR"], exist_ok=True)
-os.environ.setdefault("ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER", "1")
+environment.prepare()
+profiles.register()

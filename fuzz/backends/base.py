@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fuzz.case import Case
+from fuzz.engine.case import Case
 
 
 class Outcome(enum.Enum):

@@ -6,7 +6,7 @@ import numpy as np
 
 import oracles
 from fuzz.backends.base import Backend, Capabilities, Rejected
-from fuzz.case import Case
+from fuzz.engine.case import Case
 
 
 class OracleBackend(Backend):

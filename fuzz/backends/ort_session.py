@@ -3,7 +3,7 @@
 One base class, ``OrtBackend``; each execution provider is a small subclass that says how to load
 the EP and how to put it in a session. The base class:
 
-- builds one single-node model per case signature (``fuzz.ort_model``) and caches the session,
+- builds one single-node model per case signature (``fuzz.backends.onnx_model``) and caches the session,
   or the error creating it, in a bounded LRU;
 - disables the CPU fallback and checks where ORT placed the node: a session whose
   LinearAttention node is not on the EP under test raises ``PlacementError``, never a result;
@@ -27,8 +27,8 @@ import numpy as np
 import oracles
 from fuzz.backends import Unavailable
 from fuzz.backends.base import Backend, BackendError, Capabilities, Rejected, Unsupported
-from fuzz.case import Case
-from fuzz.ort_model import ModelKey, build_model_for, model_key
+from fuzz.backends.onnx_model import ModelKey, build_model_for, model_key
+from fuzz.engine.case import Case
 from oracles.prefix import SEQUENCE_INPUTS
 from oracles.validation import INPUT_NAMES, MAX_STATE_WINDOW
 

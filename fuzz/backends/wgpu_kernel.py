@@ -10,7 +10,7 @@ import numpy as np
 
 from fuzz.backends import Unavailable
 from fuzz.backends.base import Backend, Capabilities, Rejected, Unsupported
-from fuzz.case import Case
+from fuzz.engine.case import Case
 from kernels.device import DeviceUnavailable, KernelUnsupported
 from kernels.linear_attention import LinearAttentionKernel, get_kernel, linear_attention, workspaces
 from oracles.validation import ValidationError

@@ -8,10 +8,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
+
+from fuzz import environment
 
 from .protocol import FULL, QUICK
 from .report import markdown, write_outputs
@@ -100,7 +101,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
 
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the benchmark, write the outputs, print the report; 1 if a gate failed."""
-    os.makedirs(os.environ.setdefault("XDG_RUNTIME_DIR", f"/tmp/xdg-runtime-{os.getuid()}"), exist_ok=True)
+    environment.prepare()
     options = options_from_args(args)
     results = run_benchmark(options, log=lambda line: print(line, file=sys.stderr, flush=True))
     written = write_outputs(results, args.out)

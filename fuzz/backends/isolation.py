@@ -1,0 +1,251 @@
+"""Crash isolation: any backend, run in a persistent worker process that may die without taking us along.
+
+Fuzzing invalid input can kill a process inside a native library (an abort in ORT, a segfault in
+a driver) or hang it. ``isolated(name)`` returns a backend that behaves like ``create(name)`` but
+runs every case in a worker process: cases go over a pipe as ``Case.to_bytes``, results come back.
+The parent enforces a deadline per case, sees the worker die (signal or exit code), reports it as
+``Crashed`` or ``TimedOut`` with the signal, exit code, elapsed time and the case summary, starts a
+fresh worker for the next case, and goes on.
+
+Workers are fresh interpreters (``python -m fuzz.backends.isolation``), never forks: the parent may already
+hold GPU devices and threads of native libraries, and, unlike ``multiprocessing``'s spawn, a fresh
+interpreter does not re-import the caller's main script (which need not be import-safe). Messages
+travel over the worker's stdin and a private duplicate of its stdout; the worker's fd 1 then points
+at stderr, so whatever a native library prints cannot corrupt them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from multiprocessing.connection import Connection
+from typing import Any
+
+import numpy as np
+
+from fuzz.backends import Unavailable, create
+from fuzz.backends.base import (
+    Backend,
+    BackendError,
+    Capabilities,
+    Crashed,
+    Outcome,
+    Rejected,
+    TimedOut,
+    Unsupported,
+)
+from fuzz.engine.case import Case
+
+DEFAULT_TIMEOUT_S = 60.0
+"""Deadline of one case in the worker."""
+
+START_TIMEOUT_S = 120.0
+"""Deadline for a worker to import its libraries, create its backend and report ready."""
+
+_ERRORS: dict[str, type[BackendError]] = {
+    Outcome.REJECTED.value: Rejected,
+    Outcome.UNSUPPORTED.value: Unsupported,
+    Outcome.CRASHED.value: Crashed,
+    Outcome.TIMEOUT.value: TimedOut,
+}
+
+
+class WorkerError(RuntimeError):
+    """The backend in the worker raised something that is not an outcome (a harness error)."""
+
+
+def make_backend(target: str, options: dict[str, Any]) -> Backend:
+    """A backend from a registry name, or from ``"module:Class"`` (e.g. a test-only backend)."""
+    if ":" in target:
+        module_name, class_name = target.split(":")
+        return getattr(importlib.import_module(module_name), class_name)(**options)
+    return create(target, **options)
+
+
+def _serve(conn: _Channel) -> None:
+    """The worker's loop: create the backend named in the first message, then answer one message
+    per case until told to stop or the parent goes away."""
+    target, options = conn.recv()
+    try:
+        backend = make_backend(target, options)
+        conn.send(("ready", backend.capabilities()))
+    except Unavailable as err:
+        conn.send(("unavailable", str(err)))
+        return
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            break
+        if message[0] == "close":
+            break
+        case = Case.from_bytes(message[1], message[2])
+        try:
+            output, state = backend.run(case)
+            conn.send(("ok", np.asarray(output), np.asarray(state)))
+        except BackendError as err:
+            conn.send(("error", err.outcome.value, err.message))
+        except Exception as err:
+            conn.send(("exception", f"{type(err).__name__}: {err}", traceback.format_exc()))
+    backend.close()
+
+
+class _Channel:
+    """Pickled messages over two pipe ends (one to read, one to write), e.g. a child's stdout/stdin."""
+
+    def __init__(self, reader: Any, writer: Any) -> None:
+        self._reader = Connection(os.dup(reader.fileno()), writable=False)
+        self._writer = Connection(os.dup(writer.fileno()), readable=False)
+        reader.close()
+        writer.close()
+
+    def send(self, message: Any) -> None:
+        self._writer.send(message)
+
+    def recv(self) -> Any:
+        return self._reader.recv()
+
+    def poll(self, timeout: float) -> bool:
+        return self._reader.poll(timeout)
+
+    def close(self) -> None:
+        self._reader.close()
+        self._writer.close()
+
+
+def _how_it_ended(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "still running"
+    if exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name} (exit code {exitcode})"
+        except ValueError:
+            return f"killed by signal {-exitcode} (exit code {exitcode})"
+    return f"exited with code {exitcode}"
+
+
+class IsolatedBackend(Backend):
+    """A backend whose runs happen in a worker process; same name, capabilities and outcomes."""
+
+    def __init__(self, target: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 start_timeout_s: float = START_TIMEOUT_S, **options: Any) -> None:
+        self.name = target
+        self.timeout_s = timeout_s
+        self.start_timeout_s = start_timeout_s
+        self._options = options
+        self._process: Any = None
+        self._conn: Any = None
+        self.restarts = 0
+        """How many times a worker was replaced after a crash or a hang."""
+        self._capabilities = self._start()
+
+    def _start(self) -> Capabilities:
+        """Start a worker and wait for its backend; raises ``Unavailable`` as the backend would."""
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        # a session of its own: a Ctrl-C at the terminal reaches the campaign, which stops its
+        # workers itself, and never kills this one mid-case (which would read as a crash)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "fuzz.backends.isolation"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            start_new_session=True,
+        )
+        self._process, self._conn = process, _Channel(process.stdout, process.stdin)
+        started = time.monotonic()
+        try:
+            self._conn.send((self.name, self._options))
+            if not self._conn.poll(self.start_timeout_s):
+                self._stop(kill=True)
+                raise Unavailable(f"{self.name}: worker did not start within {self.start_timeout_s:g} s")
+            kind, payload = self._conn.recv()
+        except (EOFError, BrokenPipeError):
+            how = self._stop(kill=False)
+            raise Unavailable(
+                f"{self.name}: worker {how} while starting ({time.monotonic() - started:.2f} s)"
+            ) from None
+        if kind == "unavailable":
+            self._stop(kill=False)
+            raise Unavailable(payload)
+        return payload
+
+    def _stop(self, *, kill: bool) -> str:
+        """End the current worker (SIGKILL if ``kill``) and say how it ended."""
+        process, self._process = self._process, None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if process is None:
+            return "not running"
+        if kill and process.poll() is None:
+            process.kill()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            return "did not end within 10 s"
+        return _how_it_ended(process.returncode)
+
+    def capabilities(self) -> Capabilities:
+        return self._capabilities
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        """Run ``case`` in the worker; ``Crashed``/``TimedOut`` if it dies or hangs (then restart)."""
+        if self._process is None:
+            self.restarts += 1
+            self._start()
+        pid = self._process.pid
+        metadata, arrays = case.to_bytes()
+        started = time.monotonic()
+        try:
+            self._conn.send(("run", metadata, arrays))
+            answered = self._conn.poll(self.timeout_s)
+            reply = self._conn.recv() if answered else None
+        except (EOFError, BrokenPipeError, ConnectionResetError):
+            how = self._stop(kill=False)
+            raise Crashed(
+                self.name, f"worker {pid} {how} after {time.monotonic() - started:.3f} s running: {case.summary()}"
+            ) from None
+        if reply is None:
+            how = self._stop(kill=True)
+            raise TimedOut(
+                self.name,
+                f"no answer within {self.timeout_s:g} s; worker {pid} {how} running: {case.summary()}",
+            )
+        kind = reply[0]
+        if kind == "ok":
+            return reply[1], reply[2]
+        if kind == "error":
+            raise _ERRORS[reply[1]](self.name, reply[2])
+        raise WorkerError(f"{self.name} (in worker {pid}) raised {reply[1]}\n{reply[2]}")
+
+    def close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(BrokenPipeError, OSError):
+                self._conn.send(("close",))
+        if self._process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout=10)
+        self._stop(kill=True)
+
+
+def isolated(name: str, **options: Any) -> IsolatedBackend:
+    """The backend ``name`` (a registry name or ``"module:Class"``) running in a worker process.
+
+    ``timeout_s`` and ``start_timeout_s`` set the deadlines; other options go to the backend.
+    Raises ``Unavailable`` when the backend cannot be created in the worker.
+    """
+    return IsolatedBackend(name, **options)
+
+
+def _worker_main() -> None:
+    """Entry of a worker process: keep a private copy of stdout for replies, point fd 1 at stderr."""
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    _serve(_Channel(sys.stdin.buffer, replies))
+
+
+if __name__ == "__main__":
+    _worker_main()

@@ -1,0 +1,549 @@
+"""The differential engine: SPEC §4's correctness plan as named properties, driven by Hypothesis.
+
+Each ``Property`` pairs a strategy (which cases it needs) with a check (what must hold on every
+selected backend). A check raises ``PropertyFailure`` on violation and otherwise returns a
+``CheckResult`` (largest error/tolerance ratio, comparisons made, backends skipped and why).
+``run_property`` drives one property under Hypothesis with ``target()`` on the error ratio and
+``event()`` on the axes exercised, and returns the shrunk failure; ``reproduce`` re-checks one
+saved case. The float64 oracle (``oracles``) is always the exact answer behind tolerances.
+
+Run ``python -m fuzz.engine.properties CASE_DIR PROPERTY BACKEND[,BACKEND...]`` to reproduce a saved case.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+from hypothesis import event, given, target
+from hypothesis import settings as Settings
+from hypothesis import strategies as st
+from hypothesis.errors import FlakyFailure
+
+import oracles
+from fuzz.backends import Backend, Crashed, Rejected, TimedOut, Unsupported, create
+from fuzz.engine.bad_inputs import PASS_THROUGH_RULES, invalid_cases
+from fuzz.engine.case import Case
+from fuzz.engine.compare import (
+    RATIO_CAP,
+    Blocks,
+    Exact,
+    Match,
+    Mismatch,
+    MismatchError,
+    Where,
+    element_ratios,
+    exact_answer,
+)
+from fuzz.engine.strategies import (
+    Limits,
+    case_axes,
+    cases,
+    poisoned_cases,
+    resume_cases,
+    short_cases,
+    with_clean_past,
+)
+from oracles.prefix import SEQUENCE_INPUTS
+from oracles.validation import ValidationError, validate
+
+
+@dataclass
+class CheckResult:
+    """What one check of one case did, when it found nothing wrong."""
+
+    max_ratio: float = 0.0
+    """Largest error/tolerance ratio seen (0 for exact comparisons that held)."""
+    comparisons: int = 0
+    """Assertions made; 0 means the case was vacuous for these backends."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Backend (or ``*``) -> why it took no part in this case."""
+    parts: dict[str, float] = field(default_factory=dict)
+    """``"backends|output"`` or ``"backends|slot j"`` -> largest error/tolerance ratio there (the
+    campaign report plots these per backend pair and per slot)."""
+
+
+class PropertyFailure(AssertionError):
+    """A property does not hold: which one, on which backends, what went wrong, and where.
+
+    ``signature`` is stable across random values (property, backends, kind, detail), for
+    de-duplicating findings; ``report`` is the human text; ``case`` the failing case.
+    """
+
+    def __init__(self, *, property: str, backends: tuple[str, ...], kind: str, detail: str, report: str,
+                 mismatch: Mismatch | None = None, case: Case | None = None) -> None:
+        super().__init__(report)
+        self.property = property
+        self.backends = backends
+        self.kind = kind
+        self.detail = detail
+        self.signature = f"{property}/{'+'.join(backends)}/{kind}/{detail}"
+        self.report = report
+        self.mismatch = mismatch
+        self.case = case
+
+
+@dataclass(frozen=True)
+class Property:
+    """A named correctness property: the cases it needs and the check every backend must pass."""
+
+    name: str
+    description: str
+    strategy: Callable[[Limits], st.SearchStrategy[Case]]
+    check: Callable[[Case, Sequence[Backend]], CheckResult | None]
+
+
+Result = tuple[np.ndarray, np.ndarray]
+
+
+class _Check:
+    """One property check of one case: runs backends, compares, and collects what happened."""
+
+    def __init__(self, prop: str, case: Case, *, valid: bool = True) -> None:
+        self.prop = prop
+        self.case = case
+        self.dims = case.dims() if valid else None
+        self.result = CheckResult()
+
+    def exact(self, case: Case | None = None) -> Exact:
+        """The float64 oracle's answer for ``case`` (default: the checked case), with magnitudes."""
+        case = case or self.case
+        return exact_answer(case.inputs, case.attrs)
+
+    def fail(self, kind: str, backends: tuple[str, ...], detail: str, text: str,
+             mismatch: Mismatch | None = None) -> PropertyFailure:
+        report = f"[{self.prop}] {kind} on {', '.join(backends)}: {text}\n  case: {self.case.summary()}"
+        return PropertyFailure(property=self.prop, backends=backends, kind=kind, detail=detail,
+                               report=mismatch.report() if mismatch else report, mismatch=mismatch,
+                               case=self.case)
+
+    def skip(self, who: str, why: str) -> None:
+        self.result.skipped[who] = why
+
+    def run(self, backend: Backend, case: Case) -> Result | None:
+        """Run a valid case; None (recorded as a skip) if the backend cannot run it here.
+
+        The caller's arrays must come back untouched (an aliased binding aside, which owns its
+        buffer): a backend that writes into them would, for one, destroy the past state a
+        zero-token acceptance keeps. They are restored before the failure is raised.
+        """
+        before = {} if case.aliased else {n: x.copy() for n, x in case.inputs.items()}
+        try:
+            output, state = backend.run(case)
+        except Unsupported as err:
+            self.skip(backend.name, err.message)
+            return None
+        except Rejected as err:
+            raise self.fail("rejected-valid", (backend.name,), "valid-input",
+                            f"rejected a valid case: {err.message}") from err
+        except (Crashed, TimedOut) as err:
+            kind = "crash" if isinstance(err, Crashed) else "timeout"
+            raise self.fail(kind, (backend.name,), "valid-input", err.message) from err
+        clobbered = [n for n, x in before.items() if x.tobytes() != case.inputs[n].tobytes()]
+        for name in clobbered:
+            case.inputs[name][...] = before[name]
+        if clobbered:
+            raise self.fail("clobbered-input", (backend.name,), clobbered[0],
+                            f"the call wrote into the caller's {', '.join(clobbered)} (not an aliased binding)")
+        return np.asarray(output), np.asarray(state)
+
+    def compare(self, actual: np.ndarray, expected: np.ndarray, *, exact: Exact | Blocks, tensor: str,
+                labels: tuple[str, str], backends: tuple[str, ...], detail: str = "",
+                tokens: int | None = None, rows: slice = slice(None), **options: object) -> None:
+        """``assert_close`` against ``exact``'s part ``tensor`` (``rows``: output tokens compared);
+        a mismatch becomes a ``PropertyFailure``."""
+        depth = (self.dims.seq_len if tokens is None else tokens) + self.dims.d_k
+        where = Where(self.prop, labels, self.summary)
+        values, block = exact.part(tensor)
+        if tensor == "output":
+            values, block = values[:, rows], block[:, rows]
+        try:
+            ratios = element_ratios(actual, expected, exact=values, block=block, tensor=tensor, d_v=self.dims.d_v,
+                                    depth=depth, where=where, **options)
+        except MismatchError as err:
+            m = err.mismatch
+            raise self.fail("mismatch", backends, f"{tensor}:{m.reason}{detail}", "", m) from err
+        self.result.max_ratio = max(self.result.max_ratio, float(ratios.max(initial=0.0)))
+        self.result.comparisons += 1
+        self._note_parts("/".join(backends), tensor, ratios)
+
+    @cached_property
+    def summary(self) -> str:
+        """The case in one line, for reports (computed once per check)."""
+        return self.case.summary()
+
+    def _note_parts(self, pair: str, tensor: str, ratios: np.ndarray) -> None:
+        """Record the passing ratios of ``tensor`` for ``pair``, slot by slot for a windowed state."""
+        if tensor == "output" or ratios.ndim != 5:
+            worst = {"output" if tensor == "output" else "state W=0": float(ratios.max(initial=0.0))}
+        else:
+            worst = {f"slot {j}": float(slot.max(initial=0.0)) for j, slot in enumerate(ratios)}
+        for part, value in worst.items():
+            key = f"{pair}|{part}"
+            self.result.parts[key] = max(self.result.parts.get(key, 0.0), value)
+
+
+def _at_window_zero(case: Case) -> Case:
+    """The same call with ``W = 0``: the 4-D past is the old ``past_state[W-1]``."""
+    past = case.inputs.get("past_state")
+    legacy = case.with_attrs(state_window=0)
+    return legacy.with_inputs(past_state=None if past is None else past[-1])
+
+
+def _tokens(case: Case, *spans: tuple[int, int]) -> Case:
+    """The case restricted to the concatenation of token spans ``[start, stop)``."""
+    def cut(x: np.ndarray) -> np.ndarray:
+        return np.concatenate([x[:, a:b] for a, b in spans], axis=1)
+    return case.with_inputs(**{n: cut(x) for n, x in case.inputs.items() if n in SEQUENCE_INPUTS})
+
+
+# ---- the properties ---------------------------------------------------------------------------
+
+def check_backends_agree(case: Case, backends: Sequence[Backend]) -> CheckResult:
+    """Every pair of backends agrees on ``output`` and every state slot."""
+    c = _Check("backends-agree", case)
+    exact = c.exact()
+    results = [(b.name, r) for b in backends if (r := c.run(b, case)) is not None]
+    if len(results) < 2:
+        c.skip("*", "fewer than two backends ran this case")
+    for (a, ra), (b, rb) in itertools.combinations(results, 2):
+        c.compare(ra[0], rb[0], exact=exact, tensor="output", labels=(a, b), backends=(a, b))
+        c.compare(ra[1], rb[1], exact=exact, tensor="present_state", labels=(a, b), backends=(a, b))
+    return c.result
+
+
+def check_output_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
+    """``output`` at ``W > 0`` equals ``output`` at ``W = 0`` (seeded with ``past_state[W-1]``)."""
+    c = _Check("output-parity", case)
+    legacy = _at_window_zero(case)
+    exact = c.exact()
+    w = c.dims.state_window
+    for b in backends:
+        windowed, plain = c.run(b, case), c.run(b, legacy)
+        if windowed is None or plain is None:
+            continue
+        c.compare(windowed[0], plain[0], exact=exact, tensor="output",
+                  labels=(f"{b.name} W={w}", f"{b.name} W=0"), backends=(b.name,))
+    return c.result
+
+
+def check_prefix_oracle(case: Case, backends: Sequence[Backend]) -> CheckResult:
+    """Each slot equals a separately evaluated prefix (``W = 0`` oracle runs); output equals the oracle's."""
+    c = _Check("prefix-oracle", case)
+    exact = c.exact()
+    by_prefix = oracles.window_by_prefix(oracles.linear_attention, case.inputs, case.attrs)
+    for b in backends:
+        got = c.run(b, case)
+        if got is None:
+            continue
+        c.compare(got[0], exact.output, exact=exact, tensor="output", labels=(b.name, "oracle"),
+                  backends=(b.name,))
+        c.compare(got[1], by_prefix, exact=exact, tensor="present_state", labels=(b.name, "prefix-oracle"),
+                  backends=(b.name,))
+    return c.result
+
+
+def _same_bits(c: _Check, b: Backend, exact: Exact, first: tuple[Case, str], second: tuple[Case, str]) -> None:
+    """Run two variants of one call on ``b`` and demand bit-identical outputs and states."""
+    results = c.run(b, first[0]), c.run(b, second[0])
+    if None in results:
+        return
+    for i, tensor in enumerate(("output", "present_state")):
+        c.compare(results[0][i], results[1][i], exact=exact, tensor=tensor, labels=(first[1], second[1]),
+                  backends=(b.name,), match=Match.BITWISE)
+
+
+def check_poison_invariance(case: Case, backends: Sequence[Backend]) -> CheckResult:
+    """Poisoned past slots ``0..W-2`` change not one bit of any output (only slot ``W-1`` is read)."""
+    c = _Check("poison-invariance", case)
+    clean = with_clean_past(case)
+    exact = c.exact(clean)
+    for b in backends:
+        _same_bits(c, b, exact, (case, f"{b.name} poison={case.poison}"), (clean, f"{b.name} clean"))
+    return c.result
+
+
+def check_leading_zeros(case: Case, backends: Sequence[Backend]) -> CheckResult:
+    """With ``T < W`` the leading ``W - T`` slots, which represent no token, are exactly zero."""
+    c = _Check("leading-zeros", case)
+    exact = c.exact()
+    lead = c.dims.state_window - c.dims.seq_len
+    leading = (np.arange(c.dims.state_window) < lead).reshape(-1, 1, 1, 1, 1)
+    for b in backends:
+        got = c.run(b, case)
+        if got is None:
+            continue
+        c.compare(got[1], np.zeros_like(exact.present_state), exact=exact, tensor="present_state",
+                  labels=(b.name, "zero"), backends=(b.name,), match=Match.EQUAL, mask=leading)
+    return c.result
+
+
+def _check_resume(c: _Check, b: Backend, draft: Case, present: np.ndarray, accepted: int) -> None:
+    """Resume after accepting ``accepted`` draft tokens; compare with a fresh run of the same backend."""
+    case, d = c.case, c.dims
+    drafted, total = draft.seq_len, c.case.seq_len
+    window = d.state_window
+    original = draft.inputs.get("past_state")
+    following = _tokens(case, (drafted, total))
+    if accepted:
+        past = oracles.next_past_state(present, original, drafted, accepted).astype(case.dtype)
+        following = following.with_inputs(past_state=past)
+    fresh = _tokens(case, (0, accepted), (drafted, total))
+    resumed, again = c.run(b, following), c.run(b, fresh)
+    if resumed is None or again is None:
+        return
+    exact = c.exact(fresh)
+    if accepted:
+        exact = exact.reseeded_at(accepted, case.dtype)
+    labels = (f"{b.name} resumed a={accepted}", f"{b.name} fresh")
+    shared = {"exact": exact, "labels": labels, "backends": (b.name,), "tokens": accepted + total - drafted,
+              "reseeded": case.dtype if accepted else None, "detail": ":accepted" if accepted else ":zero"}
+    c.compare(resumed[0], again[0][:, accepted:], tensor="output", rows=slice(accepted, None), **shared)
+    represented = (np.arange(window) >= window - (total - drafted)).reshape(-1, 1, 1, 1, 1)
+    c.compare(resumed[1], again[1], tensor="present_state", mask=represented, **shared)
+
+
+def check_select_resume(case: Case, backends: Sequence[Backend]) -> CheckResult:
+    """Select a slot and resume = a fresh run over the accepted prefix and the next tokens, for the
+    case's drawn acceptance (``notes["accepted"]``); a zero-token acceptance resumes from the
+    original past state, which the call must leave untouched (``_Check.run`` checks every call for that)."""
+    c = _Check("select-resume", case)
+    draft = _tokens(case, (0, int(case.notes["draft_len"])))
+    accepted = int(case.notes["accepted"])
+    for b in backends:
+        first = c.run(b, draft)
+        if first is not None:
+            _check_resume(c, b, draft, first[1].astype(case.dtype), accepted)
+    return c.result
+
+
+def check_aliasing(case: Case, backends: Sequence[Backend]) -> CheckResult:
+    """One read-write buffer bound as past and present state gives the bits of separate buffers."""
+    c = _Check("aliasing", case)
+    exact = c.exact()
+    separate = replace(case, aliased=False)
+    for b in backends:
+        if not b.capabilities().aliasing:
+            c.skip(b.name, "binds past and present state separately (capabilities.aliasing is False)")
+            continue
+        _same_bits(c, b, exact, (case, f"{b.name} aliased"), (separate, f"{b.name} separate"))
+    return c.result
+
+
+def _passes_through(case: Case, result: Result) -> bool:
+    """Whether a ``T = 0`` answer is the allowed pass-through: empty output, state = past (or zeros)."""
+    dims = validate(**case.kwargs(), allow_empty_sequence=True)
+    output, state = result
+    past = case.inputs.get("past_state")
+    allowed = [np.zeros(dims.state_shape)] + ([past] if past is not None else [])
+    return output.size == 0 and any(
+        state.shape == a.shape and np.array_equal(state, a, equal_nan=True) for a in allowed)
+
+
+def check_error_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
+    """Every backend rejects an invalid case with a message; none returns values or crashes."""
+    rule = case.notes["broken_rule"]
+    c = _Check("error-parity", case, valid=False)
+    rejected: dict[str, str] = {}
+    accepted: list[str] = []
+    for b in backends:
+        try:
+            result = b.run(case)
+        except Rejected as err:
+            if not err.message.strip():
+                raise c.fail("unclear-error", (b.name,), rule, "rejected with an empty message") from err
+            rejected[b.name] = err.message
+        except Unsupported as err:
+            c.skip(b.name, err.message)
+        except (Crashed, TimedOut) as err:
+            kind = "crash" if isinstance(err, Crashed) else "timeout"
+            raise c.fail(kind, (b.name,), rule, f"on input breaking {rule!r}: {err.message}") from err
+        else:
+            result = (np.asarray(result[0]), np.asarray(result[1]))
+            if not (rule in PASS_THROUGH_RULES and _passes_through(case, result)):
+                accepted.append(b.name)
+        c.result.comparisons += 1
+    if accepted:
+        others = "; ".join(f"{name} rejected it: {msg}" for name, msg in rejected.items()) or "no backend rejected it"
+        raise c.fail("accepted-invalid", (accepted[0], *list(rejected)[:1]), rule,
+                     f"returned values for an input breaking {rule!r} ({others})")
+    return c.result
+
+
+PROPERTIES: dict[str, Property] = {
+    p.name: p for p in (
+        Property("backends-agree", "every pair of backends agrees on output and every state slot",
+                 lambda limits: cases(limits), check_backends_agree),
+        Property("output-parity", "output at W > 0 equals output at W = 0 on each backend",
+                 lambda limits: cases(limits, min_window=1), check_output_parity),
+        Property("prefix-oracle", "every slot equals a separately evaluated prefix (W = 0 oracle runs)",
+                 lambda limits: cases(limits, min_window=1), check_prefix_oracle),
+        Property("poison-invariance", "NaN/Inf/huge/garbage in past slots 0..W-2 changes no output bit",
+                 poisoned_cases, check_poison_invariance),
+        Property("leading-zeros", "with T < W the leading W - T slots are exactly zero",
+                 short_cases, check_leading_zeros),
+        Property("select-resume", "resuming from a selected slot equals a fresh run over the accepted prefix; "
+                 "a zero-token acceptance keeps the original past state", resume_cases, check_select_resume),
+        Property("aliasing", "aliased past/present state binding gives the bits of separate buffers",
+                 lambda limits: cases(limits, aliased=True), check_aliasing),
+        Property("error-parity", "every backend rejects each broken rule with a message, never returns values "
+                 "or crashes", invalid_cases, check_error_parity),
+    )
+}
+"""Every property, in a fixed order."""
+
+
+# ---- driving Hypothesis -----------------------------------------------------------------------
+
+@dataclass
+class RunStats:
+    """What ``run_property`` did: examples, how many checked something, skips, worst ratio."""
+
+    examples: int = 0
+    checked: int = 0
+    max_ratio: float = 0.0
+    skips: Counter = field(default_factory=Counter)
+    """``"backend: reason"`` -> examples skipped for it."""
+
+
+def _axes(case: Case) -> list[str]:
+    try:
+        return case_axes(case)
+    except ValidationError:
+        return [f"broken-rule={case.notes.get('broken_rule')}", f"dtype={case.dtype}"]
+
+
+def save_case(case: Case, directory: Path) -> Path:
+    """Write ``case.json`` (metadata) and ``case.npz`` (arrays) into ``directory``; return it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    metadata, arrays = case.to_bytes()
+    (directory / "case.json").write_text(metadata)
+    (directory / "case.npz").write_bytes(arrays)
+    return directory
+
+
+def load_case(directory: Path) -> Case:
+    """Read a case written by ``save_case``."""
+    return Case.from_bytes((directory / "case.json").read_text(), (directory / "case.npz").read_bytes())
+
+
+def reproduce_command(directory: Path, property_name: str, backend_names: Sequence[str]) -> str:
+    """The one command that re-checks a saved case."""
+    return f"python -m fuzz.engine.properties {directory} {property_name} {','.join(backend_names)}"
+
+
+def _record_failure(failure: PropertyFailure, backends: Sequence[Backend], save_dir: Path | None) -> Path:
+    """Save the failing case with its report; return where."""
+    digest = hashlib.sha1(failure.signature.encode()).hexdigest()[:10]
+    root = save_dir if save_dir is not None else Path(tempfile.gettempdir()) / "lafuzz-failures"
+    directory = save_case(failure.case, root / f"{failure.property}-{digest}")
+    names = [b.name for b in backends]
+    (directory / "failure.json").write_text(json.dumps({
+        "property": failure.property, "backends": names, "kind": failure.kind,
+        "signature": failure.signature, "report": failure.report,
+    }, indent=2))
+    return directory
+
+
+def run_property(
+    prop: Property,
+    backends: Sequence[Backend],
+    *,
+    limits: Limits,
+    settings: Settings,
+    stats: RunStats | None = None,
+    save_dir: Path | None = None,
+) -> PropertyFailure | None:
+    """Search for a violation of ``prop`` on ``backends``; return the shrunk failure, or None.
+
+    Each example records its axes with ``event()`` and its error ratio with ``target()``. A
+    failure's minimal case is saved (under ``save_dir``, default a temporary folder) and its
+    summary and reproduce command are printed and appended to ``failure.report``. ``stats``, if
+    given, is filled in: a run where ``stats.checked == 0`` checked nothing and must not be read
+    as a pass.
+    """
+    stats = stats if stats is not None else RunStats()
+
+    def body(case: Case) -> None:
+        for axis in _axes(case):
+            event(axis)
+        result = prop.check(case, backends) or CheckResult()
+        stats.examples += 1
+        stats.checked += result.comparisons > 0
+        stats.max_ratio = max(stats.max_ratio, result.max_ratio)
+        for who, why in result.skipped.items():
+            event(f"skipped {who}")
+            stats.skips[f"{who}: {why}"] += 1
+        target(min(result.max_ratio, RATIO_CAP), label=f"{prop.name} error/tolerance")
+
+    # a distinct database key per property and backend selection
+    body._hypothesis_internal_add_digest = f"{prop.name}:{','.join(b.name for b in backends)}".encode()
+    test = Settings(settings, report_multiple_bugs=False)(given(prop.strategy(limits))(body))
+    try:
+        test()
+    except PropertyFailure as found:
+        failure = found
+    except FlakyFailure as flaky:
+        # the failure did not recur when Hypothesis replayed the case (a racy or stateful backend)
+        failure = next((e for e in flaky.exceptions if isinstance(e, PropertyFailure)), None)
+        if failure is None:
+            raise
+        failure.report += "\nflaky: this case did not fail on every run"
+    else:
+        return None
+    directory = _record_failure(failure, backends, save_dir)
+    command = reproduce_command(directory, prop.name, [b.name for b in backends])
+    failure.report += f"\nminimal case: {failure.case.summary()}\nreproduce: {command}"
+    print(failure.report)
+    return failure
+
+
+def reproduce(case: Case, property_name: str, backend_names: list[str]) -> PropertyFailure | None:
+    """Check one case against one property on freshly created backends; the failure, or None.
+
+    Raises ``KeyError`` for an unknown property or backend, ``Unavailable`` for a missing one.
+    """
+    try:
+        prop = PROPERTIES[property_name]
+    except KeyError:
+        raise KeyError(f"unknown property {property_name!r}; known: {', '.join(PROPERTIES)}") from None
+    backends = [create(name) for name in backend_names]
+    try:
+        prop.check(case, backends)
+    except PropertyFailure as failure:
+        return failure
+    finally:
+        for b in backends:
+            b.close()
+    return None
+
+
+def main(argv: list[str]) -> int:
+    """``python -m fuzz.engine.properties CASE_DIR PROPERTY BACKENDS``: 1 and the report if it fails."""
+    if len(argv) != 3:
+        print("usage: python -m fuzz.engine.properties CASE_DIR PROPERTY BACKEND[,BACKEND...]", file=sys.stderr)
+        return 2
+    from fuzz.cli import _prepare_environment
+
+    _prepare_environment()
+    case = load_case(Path(argv[0]))
+    print(f"case: {case.summary()}")
+    failure = reproduce(case, argv[1], argv[2].split(","))
+    if failure is None:
+        print(f"{argv[1]}: holds on {argv[2]}")
+        return 0
+    print(failure.report)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

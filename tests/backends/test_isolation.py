@@ -1,0 +1,109 @@
+"""Crash isolation: a worker that aborts, hangs or refuses is reported, replaced, and the caller goes on.
+
+The misbehaving backends below are test-only: the worker imports them as ``test_isolation:...``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from fuzz.backends import Crashed, Rejected, TimedOut, Unavailable, create
+from fuzz.backends.base import Backend, Capabilities
+from fuzz.backends.isolation import WorkerError, isolated
+from fuzz.engine.case import Case
+
+
+class MisbehavingBackend(Backend):
+    """Does what the case's ``notes["do"]`` says: abort, hang, reject, raise; else returns zeros."""
+
+    name = "misbehaving"
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(dtypes=("float32",), window="none", aliasing=False, device="test")
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        action = case.notes.get("do")
+        if action == "abort":
+            os.abort()
+        if action == "hang":
+            time.sleep(3600)
+        if action == "reject":
+            raise Rejected(self.name, "query: expected rank 3, received rank 2")
+        if action == "raise":
+            raise ZeroDivisionError("harness bug")
+        return np.zeros(case.inputs["query"].shape), np.zeros(1)
+
+
+def _case(action: str | None = None) -> Case:
+    x = np.ones((1, 2, 4), np.float32)
+    return Case(
+        inputs={"query": x, "key": x, "value": x},
+        attrs={"q_num_heads": 1, "kv_num_heads": 1, "update_rule": "linear"},
+        notes={"do": action} if action else {},
+    )
+
+
+@pytest.fixture(scope="module")
+def worker():
+    backend = isolated("test_isolation:MisbehavingBackend", timeout_s=3.0)
+    yield backend
+    backend.close()
+
+
+def test_abort_is_reported_and_the_worker_replaced(worker):
+    assert worker.run(_case())[0].shape == (1, 2, 4)
+    with pytest.raises(Crashed) as caught:
+        worker.run(_case("abort"))
+    message = caught.value.message
+    assert "SIGABRT" in message and "exit code -6" in message, message
+    assert "rule=linear" in message and " s running" in message, message
+    restarts = worker.restarts
+    assert worker.run(_case())[0].shape == (1, 2, 4)  # the caller survives; a new worker serves
+    assert worker.restarts == restarts + 1
+
+
+def test_hang_times_out_and_the_worker_is_killed(worker):
+    started = time.monotonic()
+    with pytest.raises(TimedOut) as caught:
+        worker.run(_case("hang"))
+    assert time.monotonic() - started < 10
+    assert "no answer within 3 s" in caught.value.message and "SIGKILL" in caught.value.message
+    assert worker.run(_case())[0].shape == (1, 2, 4)
+
+
+def test_typed_errors_and_harness_errors_come_back(worker):
+    with pytest.raises(Rejected, match="expected rank 3"):
+        worker.run(_case("reject"))
+    with pytest.raises(WorkerError, match="ZeroDivisionError: harness bug"):
+        worker.run(_case("raise"))
+    assert worker.capabilities().device == "test"
+
+
+def test_unavailable_backend_is_unavailable_when_isolated():
+    try:
+        create("ort-cuda")
+    except Unavailable:
+        pass
+    else:
+        pytest.skip("this machine has the CUDA EP: nothing unavailable to check with")
+    with pytest.raises(Unavailable, match=r"ort-cuda: this onnxruntime has no CUDAExecutionProvider"):
+        isolated("ort-cuda")
+
+
+def test_isolated_ort_cpu_equals_in_process():
+    try:
+        direct = create("ort-cpu")
+    except Unavailable as err:
+        pytest.skip(str(err))
+    case = _case().with_inputs(query=np.linspace(-1, 1, 8, dtype=np.float32).reshape(1, 2, 4))
+    backend = isolated("ort-cpu")
+    try:
+        assert backend.capabilities() == direct.capabilities()
+        for got, want in zip(backend.run(case), direct.run(case), strict=True):
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    finally:
+        backend.close()

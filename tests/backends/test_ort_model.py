@@ -1,0 +1,47 @@
+"""The one-node model: inputs present or omitted as the case says, attributes exactly as given."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from support.ort_cases import fixed_case
+
+from fuzz.backends.onnx_model import build_model, build_model_for, model_key
+
+
+def _node(model_bytes: bytes) -> onnx.NodeProto:
+    model = onnx.load_from_string(model_bytes)
+    (node,) = model.graph.node
+    return node
+
+
+def test_omitted_optional_inputs_are_empty_names():
+    case = fixed_case("delta", past=False)  # beta present, past_state and decay absent
+    node = _node(build_model_for(model_key(case)))
+    assert list(node.input) == ["query", "key", "value", "", "", "beta"]
+    assert list(node.output) == ["output", "present_state"]
+    assert node.domain == "com.microsoft" and node.op_type == "LinearAttention"
+
+
+def test_attributes_exactly_as_given():
+    case = fixed_case("linear")
+    absent = _node(build_model_for(model_key(case)))
+    assert {a.name for a in absent.attribute} == {"q_num_heads", "kv_num_heads", "update_rule"}
+    zero = _node(build_model_for(model_key(case.with_attrs(scale=0.0, state_window=0))))
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in zero.attribute}
+    assert attrs["scale"] == 0.0 and attrs["state_window"] == 0
+    assert model_key(case) != model_key(case.with_attrs(scale=0.0)) != model_key(case.with_attrs(scale=0))
+
+
+def test_sizes_share_a_model_and_types_do_not():
+    assert model_key(fixed_case("gated", d=4, seq_len=2)) == model_key(fixed_case("gated", d=8, seq_len=7))
+    assert model_key(fixed_case("gated")) != model_key(fixed_case("gated", np.float16))
+
+
+def test_element_types():
+    model = onnx.load_from_string(build_model("bfloat16", ("query", "key", "value"), {"q_num_heads": 1,
+                                                                                    "kv_num_heads": 1}))
+    assert model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
+    with pytest.raises(ValueError, match="element type"):
+        build_model(np.float64, ("query", "key", "value"), {})

@@ -1,0 +1,158 @@
+"""The campaign end to end: a planted bug becomes a corpus entry that replay reproduces and, once
+the backend is repaired, reports as "now fixed"; the same seed finds the same things; the command
+line's exit status is honest; one short run goes through the real backends of this machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.fakes import REPAIRED_ENV, BrokenBackend
+
+from fuzz.backends.oracle import OracleBackend
+from fuzz.campaign.campaign import (
+    EXIT_CLEAN,
+    EXIT_INTERRUPTED,
+    EXIT_NEW_FINDINGS,
+    EXIT_NOTHING_CHECKED,
+    CampaignConfig,
+    exit_status,
+    run_campaign,
+)
+from fuzz.campaign.progress import Progress
+from fuzz.campaign.worker import available_backends
+from fuzz.corpus import entry as corpus
+from fuzz.corpus.replay import NOW_FIXED, REGRESSION, STILL_FAILING, replay
+
+BROKEN = "support.fakes:BrokenBackend"
+KNOWN = "support.fakes:SharedBetaBackend"
+
+
+def _run(tmp_path, name: str, jobs: int = 1, seed: int = 11) -> dict:
+    config = CampaignConfig(properties=["backends-agree"], backends=["oracle", BROKEN], seed=seed, jobs=jobs,
+                            time_budget=None, example_budget=40, examples_per_unit=20, limits="ci",
+                            out=tmp_path / name, known_corpus=None)
+    return run_campaign(config, Progress(interval=60))
+
+
+def test_planted_bug_is_found_saved_replayed_and_then_fixed(tmp_path, monkeypatch):
+    summary = _run(tmp_path, "first")
+    assert summary["exit_status"] == 1 and summary["findings"], "the planted bug was not found"
+    finding = summary["findings"][0]
+    assert finding["backends"] == ["oracle", "broken"] and finding["kind"] == "mismatch"
+    assert "slot 0" in finding["mismatch"]["where"]
+    entries = corpus.load(tmp_path / "first" / "corpus")
+    assert [e.id for e in entries] == [f["id"] for f in summary["findings"]]
+    assert entries[0].provenance["backends"]["broken"]["device"]
+    html = (tmp_path / "first" / "report.html").read_text()
+    assert "lafuzz repro" in html and "data:image/png;base64," in html
+
+    again = _run(tmp_path, "second")
+    assert [f["id"] for f in again["findings"]] == [f["id"] for f in summary["findings"]]
+
+    available = {"oracle": OracleBackend(), "broken": BrokenBackend()}
+    assert [v.verdict for v in replay(entries, available)] == [REGRESSION] * len(entries)
+
+    path = tmp_path / "first" / "corpus" / entries[0].property / entries[0].id / "entry.json"
+    document = json.loads(path.read_text())
+    document["known_failure"] = {"backend": "broken", "implementation": "the test's BrokenBackend",
+                                 "explanation": "slot 0 is doubled on purpose"}
+    path.write_text(json.dumps(document))
+    marked = corpus.read_entry(path.parent)
+    assert replay([marked], available)[0].verdict == STILL_FAILING
+    monkeypatch.setenv(REPAIRED_ENV, "1")
+    fixed = replay([marked], available)[0]
+    assert fixed.verdict == NOW_FIXED and "remove the mark" in fixed.detail
+
+
+def _cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    return subprocess.run([sys.executable, "-m", "fuzz.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def test_command_line_finds_with_workers_and_replays(tmp_path):
+    out = tmp_path / "run"
+    result = _cli("campaign", "--examples", "40", "--examples-per-unit", "20", "-j", "2", "--limits", "ci",
+                  "--backends", f"oracle,{BROKEN}", "--properties", "backends-agree", "--out", str(out),
+                  "--corpus", str(tmp_path / "none"))
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "[lafuzz]" in result.stderr and "cases" in result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["findings"] and summary["examples"] >= 40
+    entry_dir = summary["findings"][0]["corpus_path"]
+    repro = _cli("repro", entry_dir, "--backends", f"oracle,{BROKEN}")
+    assert repro.returncode == 1 and "regression" in repro.stdout, repro.stdout + repro.stderr
+
+
+def test_bad_input_is_a_usage_error(tmp_path):
+    assert _cli("campaign", "--properties", "no-such-property", "--out", str(tmp_path)).returncode == 2
+    assert _cli("campaign", "--database", "redis://nohost", "--examples", "1", "--backends", "oracle",
+                "--out", str(tmp_path)).returncode == 2
+    assert _cli("campaign", "--time", "soon").returncode == 2
+
+
+def test_real_backends_short_campaign(tmp_path):
+    """The fast real backends of this machine, a few cases per property: the plumbing holds on the real thing
+    (ort-webgpu's shader compiles and its known issues' shrinking are the campaign's job, not CI's)."""
+    config = CampaignConfig(properties=["backends-agree", "leading-zeros"],
+                            backends=["oracle", "ort-cpu", "wgpu"], seed=1, time_budget=None,
+                            example_budget=20, examples_per_unit=10, out=tmp_path / "real")
+    config.backends, config.unavailable = available_backends(config.backends)
+    summary = run_campaign(config, Progress(interval=60))
+    assert summary["checked_examples"] >= 20 and summary["units"] == 2
+    assert set(summary["backends"]) == set(config.backends)
+    new = [f for f in summary["findings"] if not f["known_failure"]]
+    assert summary["exit_status"] == (1 if new else 0), new
+
+
+def test_known_issue_is_saved_once_marked_and_does_not_fail_the_campaign(tmp_path):
+    """A failure ``fuzz.corpus.known_issues`` documents is shrunk once, saved with its issue id, counted, exit 0."""
+    config = CampaignConfig(properties=["backends-agree"], backends=["oracle", KNOWN], seed=2, time_budget=None,
+                            example_budget=60, examples_per_unit=30, limits="ci", out=tmp_path / "known",
+                            known_corpus=None)
+    summary = run_campaign(config, Progress(interval=60))
+    assert summary["exit_status"] == 0, summary["findings"]
+    [finding] = summary["findings"]
+    assert finding["id"] == "ort-webgpu-shared-beta" and finding["known_failure"]["issue"] == finding["id"]
+    entry = corpus.read_entry(Path(finding["corpus_path"]))
+    assert entry.known_failure["backend"] == "ort-webgpu"
+
+
+def test_exit_status_is_honest():
+    new = {"known_failure": None}
+    known = {"known_failure": {"issue": "x"}}
+    assert exit_status([new, known], 10, interrupted=False) == EXIT_NEW_FINDINGS
+    assert exit_status([known], 10, interrupted=False) == EXIT_CLEAN
+    assert exit_status([], 0, interrupted=False) == EXIT_NOTHING_CHECKED
+    assert exit_status([known], 10, interrupted=True) == EXIT_INTERRUPTED
+
+
+def test_ctrl_c_stops_running_units_and_keeps_their_results(tmp_path):
+    """A Ctrl-C at the terminal (SIGINT to the whole process group) ends the campaign with 130, the
+    running units hand back what they checked (none abandoned), and the summary is written."""
+    out = tmp_path / "interrupted"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fuzz.cli", "campaign", "--time", "5m", "-j", "2", "--backends", "oracle,ort-cpu",
+         "--properties", "backends-agree,error-parity", "--limits", "ci", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+    )
+    database = out / "hypothesis-db"
+    for _ in range(600):  # units have started once the example database fills
+        if database.is_dir() and len(list(database.iterdir())) >= 4:
+            break
+        process.poll() is None or pytest.fail("the campaign ended before it was interrupted")
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGINT)
+    output = process.communicate(timeout=120)[0].decode(errors="replace")
+    summary = json.loads((out / "summary.json").read_text())
+    assert process.returncode == EXIT_INTERRUPTED, output[-2000:]
+    assert summary["units_abandoned"] == 0 and summary["examples"] > 0, output[-2000:]
+    assert not [f for f in summary["findings"] if not f["known_failure"]], "an interrupted worker read as a finding"

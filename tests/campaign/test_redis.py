@@ -1,0 +1,57 @@
+"""Two shards sharing one Redis example database (a real redis-server on loopback) see each other's findings."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+from redis import Redis
+
+from fuzz.campaign.campaign import CampaignConfig, run_campaign
+from fuzz.campaign.progress import Progress
+from fuzz.campaign.shard import Shard
+
+SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+@pytest.fixture
+def redis_url():
+    if not shutil.which("redis-server"):
+        pytest.skip("REDIS-SERVER IS NOT INSTALLED: run scripts/setup.sh (Debian package redis-server)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                Redis(port=port).ping()
+                break
+            except Exception:
+                time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def _shard(tmp_path, url: str, index: int) -> dict:
+    config = CampaignConfig(properties=["backends-agree"], backends=["oracle", "support.fakes:BrokenBackend"],
+                            seed=5, shard=Shard(index, 2), time_budget=None, example_budget=20,
+                            examples_per_unit=20, limits="ci", out=tmp_path / f"s{index}", database=url,
+                            known_corpus=None)
+    return run_campaign(config, Progress(interval=60))
+
+
+def test_shards_share_findings_through_redis(tmp_path, redis_url):
+    first = _shard(tmp_path, redis_url, 1)
+    assert first["findings"], "shard 1 should find the planted bug"
+    second = _shard(tmp_path, redis_url, 2)
+    shared = [f for f in second["findings"] if "published by another shard" in f["report"]]
+    assert shared, "shard 2 did not see shard 1's finding"
+    assert {f["id"] for f in shared} <= {f["id"] for f in first["findings"]} | {f["id"] for f in second["findings"]}
+    assert set(first["database_keys"]).isdisjoint(second["database_keys"])

@@ -1,0 +1,143 @@
+"""The tolerance model and the mismatch report: what passes, what fails, and what the report says."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fuzz.engine.compare import Match, MismatchError, Where, assert_close, exact_answer
+
+WHERE = Where("unit", ("left", "right"), "a test case")
+
+
+def _close(actual, expected, exact, *, tensor="present_state", block=None, d_v=None, **options) -> float:
+    exact = np.asarray(exact, dtype=np.float64)
+    block = np.abs(exact) if block is None else block
+    return assert_close(np.asarray(actual), np.asarray(expected), exact=exact, block=block, tensor=tensor,
+                        d_v=d_v or exact.shape[-1], depth=2, where=WHERE, **options)
+
+
+def _state(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.float64).reshape(1, 1, 1, -1)
+
+
+def test_fp16_rounded_once_passes_and_one_ulp_fails() -> None:
+    exact = _state([1.0 + 2.0**-11 * 0.9])  # just below the midpoint of two fp16 values
+    nearest = exact.astype(np.float16)
+    assert _close(nearest, exact, exact, storages=[np.float16, np.float64]) <= 1.0
+    one_ulp_off = nearest + np.float16(2.0**-10)
+    with pytest.raises(MismatchError) as err:
+        _close(one_ulp_off, exact, exact, storages=[np.float16, np.float64])
+    assert err.value.mismatch.reason == "value"
+    assert err.value.mismatch.ratio > 1.0
+
+
+def test_fp16_subnormals_get_the_format_resolution() -> None:
+    exact = _state([3.0 * 2.0**-24 + 2.0**-26])
+    assert _close(exact.astype(np.float16), exact, exact, storages=[np.float16, np.float64]) <= 1.0
+    with pytest.raises(MismatchError):
+        _close(np.zeros((1, 1, 1, 1), np.float16), exact, exact, storages=[np.float16, np.float64])
+
+
+def test_nan_passes_only_where_every_side_and_the_exact_answer_are_nan() -> None:
+    exact = _state([np.nan, 1.0])
+    both = _state([np.nan, 1.0]).astype(np.float32)
+    assert _close(both, both, exact) == 0.0
+    with pytest.raises(MismatchError) as err:
+        _close(_state([0.0, 1.0]).astype(np.float32), both, exact)
+    assert err.value.mismatch.reason == "nan"
+    with pytest.raises(MismatchError) as err:
+        _close(both, both, _state([2.0, 1.0]))
+    assert err.value.mismatch.reason == "nan"
+
+
+def test_infinity_must_match_the_exact_infinity() -> None:
+    exact = _state([np.inf, 1.0])
+    with pytest.raises(MismatchError) as err:
+        _close(_state([-np.inf, 1.0]), exact, exact)
+    assert err.value.mismatch.reason == "non-finite"
+    with pytest.raises(MismatchError):
+        _close(_state([1.0, np.inf]), _state([1.0, 1.0]), _state([1.0, 1.0]))
+
+
+def test_bitwise_and_equal_modes() -> None:
+    zero, negative_zero = _state([0.0]), _state([-0.0])
+    assert _close(negative_zero, zero, zero, match=Match.EQUAL) == 0.0
+    with pytest.raises(MismatchError) as err:
+        _close(negative_zero, zero, zero, match=Match.BITWISE)
+    assert err.value.mismatch.reason == "bits"
+
+
+def test_cancelling_readout_keeps_the_tolerance_of_its_terms() -> None:
+    """o = q . S cancels to ~0 while its terms are ~1: the output block is scale*|q|*|S|."""
+    query = np.array([[[1.0, 1.0]]], np.float32)
+    key = np.array([[[1.0, 0.0, 0.0, 1.0]]], np.float32)
+    value = np.array([[[1.0, -1.0]]], np.float32)
+    exact = exact_answer({"query": query, "key": key, "value": value},
+                         {"q_num_heads": 1, "kv_num_heads": 2, "update_rule": "linear"})
+    _, block = exact.part("output")
+    assert np.all(block > 0.5)
+
+
+def test_report_names_every_coordinate_and_both_values() -> None:
+    exact = np.zeros((3, 2, 2, 2, 4))
+    actual = exact.copy()
+    actual[2, 1, 0, 1, 3] = 5.0
+    with pytest.raises(MismatchError) as err:
+        _close(actual, exact, exact, block=np.ones_like(exact))
+    m = err.value.mismatch
+    assert (m.slot, m.batch, m.head, m.row, m.col) == (2, 1, 0, 1, 3)
+    assert (m.actual, m.expected, m.failing, m.total) == (5.0, 0.0, 1, exact.size)
+    text = m.report()
+    for piece in ("[unit]", "left", "right", "slot 2, batch 1, head 0, key row 1, value col 3", "5.0",
+                  "tolerance", "a test case"):
+        assert piece in text
+
+
+def test_output_coordinates_are_token_head_and_column() -> None:
+    exact = np.zeros((2, 3, 3 * 4))
+    actual = exact.copy()
+    actual[1, 2, 2 * 4 + 1] = 1.0
+    with pytest.raises(MismatchError) as err:
+        _close(actual, exact, exact, tensor="output", block=np.ones_like(exact), d_v=4)
+    m = err.value.mismatch
+    assert (m.slot, m.batch, m.head, m.row, m.col) == (None, 1, 2, 2, 1)
+    assert "token 2" in m.report()
+
+
+def test_shape_mismatch_is_reported() -> None:
+    exact = np.zeros((1, 1, 2, 2))
+    with pytest.raises(MismatchError) as err:
+        _close(np.zeros((1, 1, 2, 3)), exact, exact)
+    assert err.value.mismatch.reason == "shape"
+    assert "(1, 1, 2, 3)" in err.value.mismatch.report()
+
+
+def test_mask_limits_the_compared_elements() -> None:
+    exact = np.zeros((2, 1, 1, 1, 1))
+    actual = exact.copy()
+    actual[0] = 1.0
+    keep = np.array([False, True]).reshape(-1, 1, 1, 1, 1)
+    assert _close(actual, exact, exact, block=np.ones_like(exact), mask=keep) == 0.0
+
+
+def test_float32_subnormal_results_get_an_absolute_underflow_allowance() -> None:
+    """Found by a campaign: ORT CPU returned -4.1248621595865315e-41 for -4.1247402246549695e-41
+    (one float32 subnormal step); gradual underflow keeps an absolute error, not a relative one."""
+    exact = _state([-4.1247402246549695e-41])
+    one_step = exact.astype(np.float32) - np.float32(np.finfo(np.float32).smallest_subnormal)
+    assert _close(one_step, exact, exact, storages=[np.float32, np.float64]) <= 1.0
+    with pytest.raises(MismatchError):  # the allowance ends below the normal range
+        _close(_state([1e-36]).astype(np.float32), exact, exact, storages=[np.float32, np.float64])
+
+
+def test_float32_subnormal_results_may_be_flushed_to_zero() -> None:
+    """Found by a campaign on the H200: ORT's WebGPU EP returned 0 for outputs of -2.16e-41 and
+    1.53e-40 (WGSL allows flushing subnormals to zero); a normal-range value may not vanish."""
+    for value in (-2.157753001511523e-41, 1.5336537854934167e-40):
+        exact = _state([value])
+        flushed = np.zeros_like(exact, dtype=np.float32)
+        assert _close(flushed, exact, exact, storages=[np.float32, np.float64]) <= 1.0
+    normal = _state([2.0 * np.finfo(np.float32).smallest_normal * 2.0**10])
+    with pytest.raises(MismatchError):
+        _close(np.zeros_like(normal, dtype=np.float32), normal, normal, storages=[np.float32, np.float64])

@@ -1,0 +1,283 @@
+"""Deliberately wrong backends: each property must catch its mutant and shrink it to a small case.
+
+Every mutant wraps the float64 oracle and breaks one thing a real kernel could get wrong. The
+mutants live here, not in the product: they exist only to prove that the properties have teeth.
+Each test also proves the failure is reproducible from the saved case alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import settings
+
+import oracles
+from fuzz.backends import Backend, Capabilities, Crashed, Rejected, create
+from fuzz.campaign import profiles
+from fuzz.engine.case import Case
+from fuzz.engine.properties import PROPERTIES, PropertyFailure, load_case, run_property
+from fuzz.engine.strategies import Limits
+from oracles.recurrence import run_recurrence, seed_state
+from oracles.validation import GATED_RULES
+
+HUNT = settings(profiles.get("ci"), max_examples=200)
+"""Mutants hide in corners (fp16, T < W, GQA): give the search room; derandomized, so stable."""
+
+
+class Mutant(Backend):
+    """The oracle with one deliberate fault; subclasses override ``mutate``."""
+
+    name = "mutant"
+    aliasing = False
+
+    def __init__(self) -> None:
+        self.oracle = create("oracle")
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(dtypes=("float32", "float16"), window="native", aliasing=self.aliasing,
+                            device="host CPU (a deliberately wrong oracle)")
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            case.dims()
+        except oracles.ValidationError as err:
+            raise Rejected(self.name, str(err)) from err
+        return self.mutate(case)
+
+    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        return self.oracle.run(case)
+
+
+def _all_states(case: Case) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The oracle's output and the states after 0, 1, ..., T tokens (index 0 = the seed)."""
+    dims = case.dims()
+    x = case.inputs
+    seed = seed_state(dims, x.get("past_state"))
+    output, states = run_recurrence(dims, x["query"], x["key"], x["value"], seed, x.get("decay"), x.get("beta"))
+    return output, [seed, *states]
+
+
+class OffByOneSlot(Mutant):
+    """Slot ``j`` holds the state after ``T - W + j`` tokens: one token short."""
+
+    name = "off-by-one-slot"
+
+    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        output, present = self.oracle.run(case)
+        w, t = case.state_window, case.seq_len
+        if w:
+            _, states = _all_states(case)
+            present = np.stack([states[t - w + j] if t - w + j >= 0 else np.zeros_like(states[0])
+                                for j in range(w)])
+        return output, present
+
+
+class StaleLeadingSlot(Mutant):
+    """Leading slots (``T < W``) are left unwritten: they keep the caller's ``past_state[j]``."""
+
+    name = "stale-leading-slot"
+
+    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        output, present = self.oracle.run(case)
+        past = case.inputs.get("past_state")
+        lead = case.state_window - case.seq_len
+        if past is not None and lead > 0:
+            present[:lead] = past[:lead]
+        return output, present
+
+
+class ReadsFirstSlot(Mutant):
+    """Seeds the recurrence from ``past_state[0]`` instead of ``past_state[W-1]``."""
+
+    name = "reads-past-slot-0"
+
+    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        past = case.inputs.get("past_state")
+        if past is not None and case.state_window > 1:
+            seeded = past.copy()
+            seeded[-1] = past[0]
+            case = case.with_inputs(past_state=seeded)
+        return self.oracle.run(case)
+
+
+class WrongHeadMapping(Mutant):
+    """GQA read as interleaved: query head ``i`` reads kv head ``i % H_kv`` (not ``i // (H_q/H_kv)``),
+    and in inverse GQA kv head ``h`` is read by query head ``h % H_q`` (not ``h // (H_kv/H_q)``)."""
+
+    name = "wrong-head-mapping"
+
+    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        _, present = self.oracle.run(case)
+        d = case.dims()
+        _, states = _all_states(case)
+        s = np.stack(states[1:], axis=1)  # (B, T, H_kv, d_k, d_v)
+        q = case.inputs["query"].astype(np.float64).reshape(d.batch, d.seq_len, d.q_heads, d.d_k)
+        heads = np.arange(d.out_heads)
+        kv, qh = (heads % d.kv_heads, heads) if d.q_heads >= d.kv_heads else (heads, heads % d.q_heads)
+        output = d.scale * np.einsum("bthkv,bthk->bthv", s[:, :, kv], q[:, :, qh])
+        return output.reshape(d.output_shape), present
+
+
+class DecaySkippedOnOneRow(Mutant):
+    """The gated rules forget to decay the last key row of the state."""
+
+    name = "decay-skipped-on-one-row"
+
+    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        d = case.dims()
+        if d.update_rule in GATED_RULES:
+            g = case.inputs["decay"].astype(np.float64).reshape(d.batch, d.seq_len, d.kv_heads, -1)
+            rows = np.broadcast_to(g, (d.batch, d.seq_len, d.kv_heads, d.d_k)).copy()
+            rows[..., -1] = 0.0
+            case = case.with_inputs(decay=rows.reshape(d.batch, d.seq_len, -1).astype(case.dtype))
+        return self.oracle.run(case)
+
+
+class Fp16RoundedTwice(Mutant):
+    """fp16 state carried between tokens in fp16: every later result is rounded twice (or more)."""
+
+    name = "fp16-rounded-twice"
+
+    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        if case.dtype != np.float16:
+            return self.oracle.run(case)
+        w, t = case.state_window, case.seq_len
+        past = case.inputs.get("past_state")
+        state = None if past is None else (past[-1] if w else past)
+        outputs, states = [], []
+        for i in range(t):
+            step = {n: (x[:, i:i + 1] if n != "past_state" else x) for n, x in case.inputs.items()}
+            step["past_state"] = state
+            out, state = oracles.linear_attention(**step, **{**case.attrs, "state_window": 0})
+            outputs.append(out.astype(np.float16))
+            state = state.astype(np.float16)
+            states.append(state)
+        if not w:
+            return np.concatenate(outputs, axis=1), states[-1]
+        zero = np.zeros_like(states[0])
+        present = np.stack([states[t - w + j] if t - w + j >= 0 else zero for j in range(w)])
+        return np.concatenate(outputs, axis=1), present
+
+
+class ClobbersPast(Mutant):
+    """Writes the new state into the caller's ``past_state`` array, though the binding is not aliased."""
+
+    name = "clobbers-past"
+
+    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        output, present = self.oracle.run(case)
+        past = case.inputs.get("past_state")
+        if past is not None:
+            past[...] = present.astype(past.dtype)
+        return output, present
+
+
+class AliasHazard(Mutant):
+    """With one buffer for past and present, clears it before reading the seed: the past is lost."""
+
+    name = "alias-hazard"
+    aliasing = True
+
+    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        if case.aliased:
+            case = case.with_inputs(past_state=None)
+        return self.oracle.run(case)
+
+
+class LenientBeta(Mutant):
+    """Accepts a beta whose last axis is neither ``H_kv`` nor 1, using its first column."""
+
+    name = "lenient-beta"
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        beta = case.inputs.get("beta")
+        try:
+            return self.oracle.run(case)
+        except Rejected as err:
+            if beta is None or beta.ndim != 3 or not err.message.startswith("beta:"):
+                raise
+            return self.oracle.run(case.with_inputs(beta=beta[..., :1]))
+
+
+class CrashesOnBadKey(Mutant):
+    """Dies (as the crash isolation reports it) on any key its validation would refuse."""
+
+    name = "crashes-on-bad-key"
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            return self.oracle.run(case)
+        except Rejected as err:
+            if "key" in err.message:
+                raise Crashed(self.name, "worker killed by SIGSEGV") from err
+            raise
+
+
+SMALL = {"batch": 2, "seq_len": 3, "q_heads": 4, "kv_heads": 4, "d_k": 2, "d_v": 2}
+"""What "shrunk to a small case" means: every size at most this (Limits.ci() allows 9 tokens, 8-wide heads)."""
+
+MUTANTS = [
+    # (property, mutant, expected failure kind, bounds on the shrunk case)
+    ("prefix-oracle", OffByOneSlot, "mismatch", SMALL),
+    ("leading-zeros", StaleLeadingSlot, "mismatch", SMALL),
+    ("poison-invariance", ReadsFirstSlot, "mismatch", SMALL),
+    ("output-parity", ReadsFirstSlot, "mismatch", SMALL),
+    ("backends-agree", WrongHeadMapping, "mismatch", SMALL),
+    ("prefix-oracle", DecaySkippedOnOneRow, "mismatch", SMALL),
+    ("prefix-oracle", Fp16RoundedTwice, "mismatch", SMALL),
+    ("select-resume", ClobbersPast, "clobbered-input", SMALL),
+    ("aliasing", AliasHazard, "mismatch", SMALL),
+    ("error-parity", LenientBeta, "accepted-invalid", {}),
+    ("error-parity", CrashesOnBadKey, "crash", {}),
+]
+
+
+@pytest.mark.parametrize(("prop", "mutant", "kind", "bounds"), MUTANTS,
+                         ids=[f"{p}-{m.name}" for p, m, _, _ in MUTANTS])
+def test_property_catches_mutant(prop: str, mutant: type[Mutant], kind: str, bounds: dict[str, int],
+                                 tmp_path: Path) -> None:
+    bad = mutant()
+    failure = run_property(PROPERTIES[prop], [bad.oracle, bad], limits=Limits.ci(), settings=HUNT,
+                           save_dir=tmp_path)
+    assert failure is not None, f"{prop} did not catch {bad.name}"
+    assert (failure.property, failure.kind) == (prop, kind), failure.report
+    assert bad.name in failure.backends
+    assert "reproduce: python -m fuzz.engine.properties" in failure.report
+    case = failure.case
+    if bounds:
+        dims = case.dims()
+        too_big = {k: getattr(dims, k) for k, cap in bounds.items() if getattr(dims, k) > cap}
+        assert not too_big, f"shrunk case still large {too_big}: {case.summary()}"
+    else:
+        assert case.inputs["query"].size <= 64, case.summary()
+    print(f"shrunk: {case.summary()}")
+
+    saved = load_case(next(tmp_path.iterdir()))
+    assert saved.identical(case)
+    with pytest.raises(PropertyFailure) as again:
+        PROPERTIES[prop].check(saved, [bad.oracle, mutant()])
+    assert again.value.signature == failure.signature
+
+
+class SometimesReadsFirstSlot(ReadsFirstSlot):
+    """Reads ``past_state[0]`` on every third call only: a racy kernel, as Hypothesis sees it."""
+
+    name = "sometimes-reads-past-slot-0"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        self.calls += 1
+        return super().mutate(case) if self.calls % 3 == 0 else self.oracle.run(case)
+
+
+def test_flaky_failure_is_still_reported(tmp_path: Path) -> None:
+    bad = SometimesReadsFirstSlot()
+    failure = run_property(PROPERTIES["poison-invariance"], [bad.oracle, bad], limits=Limits.ci(),
+                           settings=profiles.get("ci"), save_dir=tmp_path)
+    assert failure is not None and failure.kind == "mismatch"
+    assert "flaky" in failure.report

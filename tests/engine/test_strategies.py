@@ -1,0 +1,138 @@
+"""The strategies: valid cases are valid and reach every axis; bad inputs break exactly their rule."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
+
+import oracles
+from fuzz.campaign import profiles
+from fuzz.engine.bad_inputs import BREAKERS, RULES, break_case, invalid_cases
+from fuzz.engine.case import POISON_KINDS, Case
+from fuzz.engine.strategies import (
+    Limits,
+    case_axes,
+    cases,
+    head_dims,
+    poisoned_cases,
+    resume_cases,
+    short_cases,
+    with_clean_past,
+)
+from oracles.validation import ValidationError
+
+CI = profiles.get("ci")
+LIMITS = Limits.ci()
+
+
+def _sample(strategy: st.SearchStrategy[Case], n: int) -> list[Case]:
+    """``n`` derandomized draws of ``strategy``."""
+    drawn: list[Case] = []
+
+    @settings(CI, max_examples=n, phases=[p for p in CI.phases if p.name in ("explicit", "generate")])
+    @given(strategy)
+    def collect(case: Case) -> None:
+        drawn.append(case)
+
+    collect()
+    return drawn
+
+
+@pytest.fixture(scope="module")
+def valid() -> list[Case]:
+    return _sample(cases(LIMITS), 300)
+
+
+def test_valid_cases_are_valid_finite_and_within_limits(valid: list[Case]) -> None:
+    for case in valid:
+        d = case.dims()
+        assert d.batch <= LIMITS.max_batch and d.seq_len <= LIMITS.max_seq_len
+        assert max(d.q_heads, d.kv_heads) <= LIMITS.max_heads and max(d.d_k, d.d_v) <= LIMITS.max_head_dim
+        output, state = oracles.linear_attention(**case.kwargs())
+        limit = np.finfo(case.dtype).max
+        assert np.all(np.abs(output) < limit) and np.all(np.abs(state) < limit), case.summary()
+
+
+def test_valid_cases_reach_every_axis(valid: list[Case]) -> None:
+    seen = Counter(label for case in valid for label in case_axes(case))
+    wanted = [
+        *(f"rule={r}" for r in ("linear", "gated", "delta", "gated_delta")),
+        "dtype=float32", "dtype=float16", "W=0", "W=1", "W=8", "T<W", "T=W", "T>W", "batch>1",
+        "heads=MHA", "heads=GQA", "heads=inverse-GQA", "shared-key-heads", "d_k=1", "d_k odd", "d_v odd",
+        "past", "no-past", "scale=absent", "scale=0.0", "decay=per-row", "decay=per-head",
+        "beta=shared", "beta=per-head", "values=tiny", "values=large", "keys=normalised",
+        "decay-regime=strong", "beta-regime=one", "beta-regime=zero",
+    ]
+    missing = [w for w in wanted if not seen[w]]
+    assert not missing, f"never exercised: {missing}"
+
+
+def test_big_limits_reach_head_size_256() -> None:
+    big = _sample(cases(Limits.big()), 60)
+    assert max(max(c.dims().d_k, c.dims().d_v) for c in big) >= 128
+    assert find(head_dims(Limits.big()), lambda d: d == 256, settings=settings(CI, max_examples=1000)) == 256
+    assert find(head_dims(Limits.big()), lambda d: d > 128 and d % 2, settings=settings(CI, max_examples=1000)) > 128
+
+
+def test_fp16_tiny_values_include_subnormals(valid: list[Case]) -> None:
+    tiny = [c for c in valid if c.dtype == np.float16 and c.notes["magnitude"] == "tiny"]
+    assert tiny
+    smallest_normal = np.finfo(np.float16).smallest_normal
+    assert any(np.any((np.abs(c.inputs["query"]) < smallest_normal) & (c.inputs["query"] != 0)) for c in tiny)
+
+
+def test_poisoned_cases_poison_only_the_unread_slots() -> None:
+    kinds = set()
+    for case in _sample(poisoned_cases(LIMITS), 40):
+        past = case.inputs["past_state"]
+        clean = with_clean_past(case).inputs["past_state"]
+        assert np.array_equal(past[-1], clean[-1]) and np.all(clean[:-1] == 0)
+        kinds.add(case.poison)
+        if case.poison in ("nan", "inf"):
+            assert not np.any(np.isfinite(past[:-1]))
+    assert kinds == set(POISON_KINDS)
+
+
+def test_short_and_resume_cases() -> None:
+    for case in _sample(short_cases(LIMITS), 20):
+        assert 1 <= case.seq_len < case.state_window and "past_state" in case.inputs
+    for case in _sample(resume_cases(LIMITS), 20):
+        draft = case.notes["draft_len"]
+        assert 1 <= draft < case.seq_len <= draft + LIMITS.max_next_tokens and case.state_window >= 1
+
+
+def test_cases_round_trip_losslessly(valid: list[Case]) -> None:
+    for case in valid[:30]:
+        assert Case.from_bytes(*case.to_bytes()).identical(case)
+
+
+def test_every_rule_is_broken_and_nothing_else_is_valid(valid: list[Case]) -> None:
+    broken = Counter()
+    for i, case in enumerate(valid[:60]):
+        for breaker in BREAKERS:
+            if breaker.applies(case.dims()):
+                bad = break_case(case, breaker, seed=i)
+                with pytest.raises(ValidationError):
+                    bad.dims()
+                broken[bad.notes["broken_rule"]] += 1
+    assert set(broken) == set(RULES), f"never broken: {set(RULES) - set(broken)}"
+
+
+def test_invalid_cases_name_their_rule() -> None:
+    for case in _sample(invalid_cases(LIMITS), 60):
+        assert case.notes["broken_rule"] in RULES
+        with pytest.raises(ValidationError):
+            case.dims()
+
+
+def test_limits_reject_nonsense() -> None:
+    with pytest.raises(ValueError, match="max_window"):
+        Limits(max_window=9)
+    with pytest.raises(ValueError, match="dtypes"):
+        Limits(dtypes=("bfloat16",))
+    with pytest.raises(ValueError, match="max_batch"):
+        Limits(max_batch=0)

@@ -1,0 +1,37 @@
+"""``chunk_size`` is a tuning hint: on every backend, setting it changes not one bit of any result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support.random_cases import random_case
+
+from fuzz.backends import REGISTRY, Unavailable, create
+
+CHUNK_SIZES = (1, 2, 3, 64)
+
+
+@pytest.mark.parametrize("name", list(REGISTRY))
+def test_chunk_size_changes_nothing(name):
+    try:
+        backend = create(name)
+    except Unavailable as err:
+        pytest.skip(f"backend {name} unavailable here: {err}")
+    try:
+        for index in range(4):  # one case per update rule, T long enough to span several chunks
+            case = random_case(np.random.default_rng(index), index, seq_len=9, window=4 * (index % 2))
+            plain = backend.run(case)
+            for chunk in CHUNK_SIZES:
+                hinted = backend.run(case.with_attrs(chunk_size=chunk))
+                for a, b in zip(plain, hinted, strict=True):
+                    assert a.tobytes() == b.tobytes(), f"{name} chunk_size={chunk}: {case.summary()}"
+    finally:
+        backend.close()
+
+
+def test_chunk_size_must_be_an_integer():
+    from oracles import ValidationError, linear_attention
+
+    case = random_case(np.random.default_rng(0), 0, seq_len=2)
+    with pytest.raises(ValidationError, match="chunk_size: expected an integer"):
+        linear_attention(**case.kwargs(), chunk_size=1.5)
