@@ -80,15 +80,14 @@ def _backend_names(text: str | None) -> list[str]:
 def _open_backends(names: list[str]) -> tuple[dict, dict[str, str]]:
     """Create the named backends that exist here, keyed by their own names; and why the others do not.
 
-    The ORT backends run crash-isolated (``fuzz.backends.isolation``): the corpus holds inputs that crash them.
+    Crash-prone backends run isolated (``fuzz.backends.isolation``): the corpus holds inputs that crash them.
     """
-    from fuzz.backends import Unavailable
-    from fuzz.campaign.unit import resolve_backend
+    from fuzz.backends import Unavailable, create
 
     found, missing = {}, {}
     for name in names:
         try:
-            backend = resolve_backend(name, isolate=True)
+            backend = create(name, isolate=True)
         except Unavailable as err:
             missing[name] = str(err)
         except KeyError as err:
@@ -110,9 +109,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.backends import REGISTRY
     from fuzz.campaign.campaign import CampaignConfig, run_campaign
     from fuzz.campaign.database import open_database
-    from fuzz.campaign.unit import resolve_property
-    from fuzz.campaign.worker import available_backends
-    from fuzz.engine.properties import PROPERTIES
+    from fuzz.campaign.worker import probe
+    from fuzz.engine.properties import PROPERTIES, resolve_property
 
     properties = _names(args.properties, list(PROPERTIES))
     for name in properties:
@@ -123,15 +121,18 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown backend(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
     if args.database:
         _checked(open_database, args.database)
-    backends, missing = available_backends(names)
-    for name, reason in missing.items():
+    try:
+        found = probe(names)
+    except KeyError as err:
+        raise UsageError(err.args[0]) from err
+    for name, reason in found.missing.items():
         print(f"[lafuzz] skipping backend {name}: {reason}", file=sys.stderr)
-    if not backends:
+    if not found.usable:
         print("lafuzz campaign: no backend is available here (see `lafuzz backends`)", file=sys.stderr)
         return EXIT_USAGE
     config = CampaignConfig(
         properties=properties,
-        backends=backends,
+        backends=found.usable,
         seed=args.seed,
         shard=args.shard,
         jobs=args.jobs,
@@ -143,16 +144,16 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         database=args.database,
         known_corpus=Path(args.corpus),
         isolate=args.isolate,
-        unavailable=missing,
+        unavailable=found.missing,
     )
-    summary = run_campaign(config)
+    summary = run_campaign(config, backend_info=found.described)
     out = Path(args.out)
-    known = sum(1 for f in summary["findings"] if f["known_failure"])
-    print(f"{len(summary['findings']) - known} new and {known} known finding(s) in {summary['checked_examples']} "
-          f"checked cases ({summary['cases_per_second']}/s, peak {summary['peak_rss_mib']} MiB, "
-          f"exit {summary['exit_status']}); report: {out / 'report.html'}, summary: {out / 'summary.json'}, "
+    new = len(summary.new_findings)
+    print(f"{new} new and {len(summary.findings) - new} known finding(s) in {summary.checked_examples} "
+          f"checked cases ({summary.cases_per_second}/s, peak {summary.peak_rss_mib} MiB, "
+          f"exit {summary.exit_status}); report: {out / 'report.html'}, summary: {out / 'summary.json'}, "
           f"corpus: {out / 'corpus'}")
-    return summary["exit_status"]
+    return summary.exit_status
 
 
 def _entries(paths: list[str], default_root: str):
@@ -174,7 +175,8 @@ def _entries(paths: list[str], default_root: str):
 def _cmd_replay(args: argparse.Namespace) -> int:
     from fuzz.corpus.replay import NOW_FIXED, REGRESSION, STILL_FAILING, replay
 
-    entries = [e for e in _entries(args.paths, args.corpus) if not args.property or e.property == args.property]
+    entries = [e for e in _entries(args.paths, args.corpus)
+               if not args.property or e.finding.property == args.property]
     backends, missing = _open_backends(_backend_names(args.backends))
     for name, reason in missing.items():
         print(f"[lafuzz] backend {name} not available: {reason}", file=sys.stderr)
@@ -195,30 +197,20 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _cmd_repro(args: argparse.Namespace) -> int:
     from fuzz.corpus import entry as corpus
-    from fuzz.corpus.entry import Entry
     from fuzz.corpus.replay import REGRESSION, STILL_FAILING, replay_entry
-    from fuzz.engine.case import Case
 
     path = Path(args.path)
-    if (path / "entry.json").is_file():
-        entry = corpus.read_entry(path)
-    elif path.suffix == ".json" and path.with_suffix(".npz").is_file():
-        case = Case.from_bytes(path.read_text(), path.with_suffix(".npz").read_bytes())
-        if not args.property or not args.backends:
-            print("lafuzz repro: a saved case needs --property and --backends", file=sys.stderr)
-            return EXIT_USAGE
-        entry = Entry(args.property, tuple(args.backends.split(",")), "saved", "saved case", case)
-    else:
-        print(f"lafuzz repro: {path} is neither a corpus entry directory nor CASE.json beside CASE.npz",
-              file=sys.stderr)
+    if not (path / "entry.json").is_file():
+        print(f"lafuzz repro: {path} is not a corpus entry directory (no entry.json)", file=sys.stderr)
         return EXIT_USAGE
+    entry = corpus.read_entry(path)
     if args.property:
-        entry.property = args.property
-    names = args.backends.split(",") if args.backends else list(entry.backends)
+        entry.finding = entry.finding.with_(property=args.property)
+    names = args.backends.split(",") if args.backends else list(entry.finding.backends)
     if entry.expected_arrays and not args.backends:
         names = _backend_names(None)
     backends, missing = _open_backends(names)
-    print(f"case: {entry.case.summary()}")
+    print(f"case: {entry.finding.case.summary()}")
     for name, reason in missing.items():
         print(f"backend {name} not available: {reason}")
     try:
@@ -238,7 +230,7 @@ def _cmd_merge(args: argparse.Namespace) -> int:
         merged = merge_runs([Path(p) for p in args.runs], Path(args.out))
     except FileNotFoundError as err:
         raise UsageError(str(err)) from err
-    print(f"merged {merged['merged_from']} runs: {merged['examples']} cases, {len(merged['findings'])} finding(s) "
+    print(f"merged {merged.merged_from} runs: {merged.examples} cases, {len(merged.findings)} finding(s) "
           f"-> {args.out}/report.html")
     return 0
 
@@ -298,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="print every verdict, passes included")
     p.set_defaults(func=_cmd_replay)
 
-    p = sub.add_parser("repro", help="re-run one corpus entry (or a saved CASE.json + CASE.npz) and explain it")
+    p = sub.add_parser("repro", help="re-run one corpus entry (a campaign's, a test failure's, the corpus's) and "
+                       "explain it")
     p.add_argument("path")
     p.add_argument("--property", help="check this property instead of the entry's")
     p.add_argument("--backends", help="comma-separated backends instead of the entry's")

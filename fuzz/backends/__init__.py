@@ -1,7 +1,10 @@
-"""The backend factory: every implementation under test, by name, created lazily.
+"""The backend factory: every implementation under test, by name or ``module:Class``, created lazily.
 
-A backend whose package or device is missing raises ``Unavailable`` with the reason at creation;
-``probe_all`` lists every name with either its capabilities or that reason.
+``create(spec, isolate=...)`` is the one way to get a backend: a registry name (``REGISTRY``) or
+``module:Class`` (a backend of a user's own, or a test's fake, which spawned workers can import
+too). A backend whose package or device is missing raises ``Unavailable`` with the reason;
+``probe_all`` lists every name with either its capabilities or that reason. With ``isolate``, a
+backend that declares itself ``crash_prone`` runs in a worker process (``fuzz.backends.isolation``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from fuzz.backends.base import (
     Outcome,
     Rejected,
     TimedOut,
+    Unavailable,
     Unsupported,
 )
 
@@ -30,10 +34,6 @@ REGISTRY: dict[str, str] = {
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""
 
 
-class Unavailable(RuntimeError):
-    """A backend cannot be created on this machine; the message says why."""
-
-
 @dataclass(frozen=True)
 class Availability:
     name: str
@@ -41,18 +41,39 @@ class Availability:
     reason: str | None
 
 
-def create(name: str, **options: object) -> Backend:
-    """Create the backend called ``name``; raises ``Unavailable`` (with the reason) or ``KeyError``."""
-    try:
-        target = REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown backend {name!r}; known: {', '.join(REGISTRY)}") from None
-    module_name, class_name = target.split(":")
+def backend_class(spec: str) -> type[Backend]:
+    """The class behind a registry name or ``module:Class``; ``KeyError`` for an unknown name,
+    ``Unavailable`` when its module cannot be imported here."""
+    if ":" in spec:
+        target = spec
+    else:
+        try:
+            target = REGISTRY[spec]
+        except KeyError:
+            raise KeyError(f"unknown backend {spec!r}; known: {', '.join(REGISTRY)} (or module:Class)") from None
+    module_name, _, class_name = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
-        raise Unavailable(f"{name}: cannot import {module_name}: {err}") from err
-    return getattr(module, class_name)(**options)
+        raise Unavailable(f"{spec}: cannot import {module_name}: {err}") from err
+    try:
+        return getattr(module, class_name)
+    except AttributeError:
+        raise KeyError(f"backend {spec!r}: {module_name} has no {class_name}") from None
+
+
+def create(spec: str, *, isolate: bool = False, **options: object) -> Backend:
+    """Create the backend ``spec`` (a registry name or ``module:Class``).
+
+    With ``isolate``, a ``crash_prone`` backend runs in a crash-isolated worker process (the others
+    are created in this process either way). Raises ``Unavailable`` (with the reason) or ``KeyError``.
+    """
+    cls = backend_class(spec)
+    if isolate and cls.crash_prone:
+        from fuzz.backends.isolation import IsolatedBackend
+
+        return IsolatedBackend(spec, **options)
+    return cls(**options)
 
 
 def probe_all(names: list[str] | None = None) -> list[Availability]:
@@ -83,6 +104,7 @@ __all__ = [
     "TimedOut",
     "Unavailable",
     "Unsupported",
+    "backend_class",
     "create",
     "probe_all",
 ]

@@ -61,6 +61,10 @@ class TimedOut(BackendError):
     outcome = Outcome.TIMEOUT
 
 
+class Unavailable(RuntimeError):
+    """A backend cannot be created on this machine; the message says why."""
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What a backend can do on this machine, as probed when it was created."""
@@ -77,6 +81,11 @@ class Capabilities:
     notes: tuple[str, ...] = ()
     """Anything else worth knowing, e.g. the rejection message of the ``W > 0`` probe."""
 
+    def to_json(self) -> dict[str, object]:
+        """What a campaign summary and report say about the backend."""
+        return {"device": self.device, "versions": dict(self.versions), "window": self.window,
+                "dtypes": list(self.dtypes), "aliasing": self.aliasing, "notes": list(self.notes)}
+
 
 class Backend(ABC):
     """An implementation of LinearAttention under test.
@@ -87,6 +96,10 @@ class Backend(ABC):
     """
 
     name: str
+    crash_prone: bool = False
+    """Native code that invalid input can kill (a segfault in ORT): such a backend runs in a
+    crash-isolated worker process when asked (``fuzz.backends.create(..., isolate=True)``), so a
+    crash becomes a finding instead of the end of the run."""
 
     @abstractmethod
     def capabilities(self) -> Capabilities:

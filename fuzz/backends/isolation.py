@@ -1,8 +1,9 @@
 """Crash isolation: any backend, run in a persistent worker process that may die without taking us along.
 
 Fuzzing invalid input can kill a process inside a native library (an abort in ORT, a segfault in
-a driver) or hang it. ``isolated(name)`` returns a backend that behaves like ``create(name)`` but
-runs every case in a worker process: cases go over a pipe as ``Case.to_bytes``, results come back.
+a driver) or hang it. ``IsolatedBackend(spec)`` (what ``create(spec, isolate=True)`` returns for a
+``crash_prone`` backend) behaves like ``create(spec)`` but runs every case in a worker process:
+cases go over a pipe, results come back.
 The parent enforces a deadline per case, sees the worker die (signal or exit code), reports it as
 ``Crashed`` or ``TimedOut`` with the signal, exit code, elapsed time and the case summary, starts a
 fresh worker for the next case, and goes on.
@@ -17,7 +18,6 @@ at stderr, so whatever a native library prints cannot corrupt them.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import signal
 import subprocess
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from fuzz.backends import Unavailable, create
+from fuzz.backends import create
 from fuzz.backends.base import (
     Backend,
     BackendError,
@@ -38,6 +38,7 @@ from fuzz.backends.base import (
     Outcome,
     Rejected,
     TimedOut,
+    Unavailable,
     Unsupported,
 )
 from fuzz.engine.case import Case
@@ -60,21 +61,13 @@ class WorkerError(RuntimeError):
     """The backend in the worker raised something that is not an outcome (a harness error)."""
 
 
-def make_backend(target: str, options: dict[str, Any]) -> Backend:
-    """A backend from a registry name, or from ``"module:Class"`` (e.g. a test-only backend)."""
-    if ":" in target:
-        module_name, class_name = target.split(":")
-        return getattr(importlib.import_module(module_name), class_name)(**options)
-    return create(target, **options)
-
-
 def _serve(conn: _Channel) -> None:
     """The worker's loop: create the backend named in the first message, then answer one message
     per case until told to stop or the parent goes away."""
     target, options = conn.recv()
     try:
-        backend = make_backend(target, options)
-        conn.send(("ready", backend.capabilities()))
+        backend = create(target, **options)
+        conn.send(("ready", (backend.name, backend.capabilities())))
     except Unavailable as err:
         conn.send(("unavailable", str(err)))
         return
@@ -85,7 +78,7 @@ def _serve(conn: _Channel) -> None:
             break
         if message[0] == "close":
             break
-        case = Case.from_bytes(message[1], message[2])
+        case = message[1]
         try:
             output, state = backend.run(case)
             conn.send(("ok", np.asarray(output), np.asarray(state)))
@@ -135,6 +128,7 @@ class IsolatedBackend(Backend):
 
     def __init__(self, target: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,
                  start_timeout_s: float = START_TIMEOUT_S, **options: Any) -> None:
+        self.spec = target
         self.name = target
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s
@@ -157,7 +151,7 @@ class IsolatedBackend(Backend):
         self._process, self._conn = process, _Channel(process.stdout, process.stdin)
         started = time.monotonic()
         try:
-            self._conn.send((self.name, self._options))
+            self._conn.send((self.spec, self._options))
             if not self._conn.poll(self.start_timeout_s):
                 self._stop(kill=True)
                 raise Unavailable(f"{self.name}: worker did not start within {self.start_timeout_s:g} s")
@@ -170,7 +164,8 @@ class IsolatedBackend(Backend):
         if kind == "unavailable":
             self._stop(kill=False)
             raise Unavailable(payload)
-        return payload
+        self.name, capabilities = payload
+        return capabilities
 
     def _stop(self, *, kill: bool) -> str:
         """End the current worker (SIGKILL if ``kill``) and say how it ended."""
@@ -197,10 +192,9 @@ class IsolatedBackend(Backend):
             self.restarts += 1
             self._start()
         pid = self._process.pid
-        metadata, arrays = case.to_bytes()
         started = time.monotonic()
         try:
-            self._conn.send(("run", metadata, arrays))
+            self._conn.send(("run", case))
             answered = self._conn.poll(self.timeout_s)
             reply = self._conn.recv() if answered else None
         except (EOFError, BrokenPipeError, ConnectionResetError):
@@ -229,15 +223,6 @@ class IsolatedBackend(Backend):
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._process.wait(timeout=10)
         self._stop(kill=True)
-
-
-def isolated(name: str, **options: Any) -> IsolatedBackend:
-    """The backend ``name`` (a registry name or ``"module:Class"``) running in a worker process.
-
-    ``timeout_s`` and ``start_timeout_s`` set the deadlines; other options go to the backend.
-    Raises ``Unavailable`` when the backend cannot be created in the worker.
-    """
-    return IsolatedBackend(name, **options)
 
 
 def _worker_main() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzz.backends import Unavailable
+from fuzz.backends.base import Unavailable
 from fuzz.backends.ort_session import OrtBackend
 
 

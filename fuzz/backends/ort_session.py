@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 
 import oracles
-from fuzz.backends import Unavailable
-from fuzz.backends.base import Backend, BackendError, Capabilities, Rejected, Unsupported
+from fuzz.backends.base import Backend, BackendError, Capabilities, Rejected, Unavailable, Unsupported
 from fuzz.backends.onnx_model import ModelKey, build_model_for, model_key
 from fuzz.engine.case import Case
 from oracles.prefix import SEQUENCE_INPUTS
@@ -136,6 +135,7 @@ class OrtBackend(Backend):
     value_device: str
     unsupported_messages: tuple[str, ...] = ()
     fallback_can_be_disabled: bool = True
+    crash_prone = True
 
     def __init__(self, *, cache_size: int = 256) -> None:
         self.ort = import_ort()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from fuzz.backends import Unavailable
+from fuzz.backends.base import Unavailable
 from fuzz.backends.ort_session import OrtBackend
 
 LIBRARY_ENV = "LAFUZZ_WEBGPU_EP_LIBRARY"

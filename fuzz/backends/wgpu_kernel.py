@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fuzz.backends import Unavailable
-from fuzz.backends.base import Backend, Capabilities, Rejected, Unsupported
+from fuzz.backends.base import Backend, Capabilities, Rejected, Unavailable, Unsupported
 from fuzz.engine.case import Case
 from kernels.device import DeviceUnavailable, KernelUnsupported
 from kernels.linear_attention import LinearAttentionKernel, get_kernel, linear_attention, workspaces

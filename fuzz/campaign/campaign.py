@@ -9,12 +9,10 @@ example and hands back what it checked and found (a second Ctrl-C aborts at once
 database (``fuzz.database.shared_key``): each worker re-checks, before every unit, the cases other
 shards published there.
 
-A failure covered by ``fuzz.corpus.known_issues`` is a *known* finding: saved once per issue as a corpus
-entry whose ``known_failure`` mark names the issue, listed in the report, counted, but not new.
-
-Exit status (``exit_status``): 1 when a new finding was made; 3 when no case was checked at all
-(nothing was tested, so nothing can be claimed); 130 after Ctrl-C otherwise; 0 when cases were
-checked and only known issues (or nothing) turned up.
+A finding the workers classified as known (``fuzz.corpus.known_issues.Classifier``: a documented
+issue, or a corpus mark) is saved once per issue as a corpus entry whose ``known_failure`` mark
+names it, listed in the report, counted, but not new. The result is a ``Summary``
+(``fuzz.campaign.summary``), whose ``exit_status`` is the command's.
 """
 
 from __future__ import annotations
@@ -39,13 +37,11 @@ import psutil
 
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
-from fuzz.campaign.unit import Finding, UnitResult
-from fuzz.campaign.worker import Worker, init_worker, run_in_worker
-from fuzz.corpus import entry as corpus
-from fuzz.corpus.known_issues import KNOWN_ISSUES
-
-SUMMARY_FORMAT = "lafuzz-campaign/2"
-EXIT_CLEAN, EXIT_NEW_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_INTERRUPTED = 0, 1, 3, 130
+from fuzz.campaign.summary import Summary
+from fuzz.campaign.unit import UnitResult
+from fuzz.campaign.worker import Worker, init_worker, probe, run_in_worker
+from fuzz.corpus.entry import Entry, write_entry
+from fuzz.findings import Finding
 
 
 @dataclass
@@ -82,38 +78,11 @@ class CampaignConfig:
         return -(-self.example_budget // self.examples_per_unit)
 
 
-@dataclass
-class FindingRecord:
-    """A de-duplicated finding as the summary lists it."""
-
-    id: str
-    property: str
-    backends: list[str]
-    kind: str
-    signature: str
-    report: str
-    summary: str
-    mismatch: dict[str, Any] | None
-    corpus_path: str
-    reproduce: str
-    first_unit: str
-    known_failure: dict[str, str] | None
-    count: int = 1
-
-
-def known_mark(finding: Finding) -> dict[str, str] | None:
-    """The ``known_failure`` mark of a finding covered by a documented known issue."""
-    if finding.known_issue is None:
-        return None
-    issue = next(i for i in KNOWN_ISSUES if i.id == finding.known_issue)
-    return {"backend": issue.backend, "issue": issue.id, "implementation": issue.versions,
-            "explanation": issue.summary}
-
-
 class Campaign:
     """One run of ``CampaignConfig``: collects results, writes findings and the summary."""
 
-    def __init__(self, config: CampaignConfig, progress: Progress | None = None) -> None:
+    def __init__(self, config: CampaignConfig, progress: Progress | None = None,
+                 backend_info: dict[str, Any] | None = None) -> None:
         self.config = config
         self.progress = progress or Progress()
         self.corpus_dir = config.out / "corpus"
@@ -127,25 +96,18 @@ class Campaign:
         self.parts: dict[str, list[float]] = {}
         self.known_cases: Counter = Counter()
         self.per_property: dict[str, Counter] = {p: Counter() for p in config.properties}
-        self.findings: dict[str, FindingRecord] = {}
+        self.findings: dict[str, dict[str, Any]] = {}
         self.database_keys: set[bytes] = set()
-        self.marked = {e.id: e.known_failure for e in corpus.load(config.known_corpus or Path("/nonexistent"))
-                       if e.known_failure}
         self.interrupted = False
         self.started = datetime.now(UTC)
-        self.backend_info: dict[str, Any] = {}
+        self.backend_info: dict[str, Any] = dict(backend_info or {})
         self.stop_time = math.inf if config.time_budget is None else time.time() + config.time_budget
 
     # ---- results ------------------------------------------------------------------------------
-    def _entry(self, unit: WorkUnit, finding: Finding) -> corpus.Entry:
-        return corpus.Entry(
-            property=finding.property,
-            backends=finding.backends,
-            kind=finding.kind,
-            signature=finding.signature,
-            case=finding.case,
+    def _entry(self, unit: WorkUnit, finding: Finding) -> Entry:
+        return Entry(
+            finding=finding,
             expected={"contract": f"property {finding.property!r} holds for these backends"},
-            seen={"report": finding.report, "mismatch": finding.mismatch},
             provenance={
                 "found": datetime.now(UTC).isoformat(timespec="seconds"),
                 "campaign_seed": self.config.seed,
@@ -156,34 +118,19 @@ class Campaign:
                 "host": platform.node(),
                 "backends": {n: self.backend_info.get(n, {}) for n in finding.backends},
             },
-            id=finding.known_issue or "",
         )
 
     def _record(self, unit: WorkUnit, finding: Finding) -> None:
-        entry = self._entry(unit, finding)
-        if entry.id in self.findings:
-            self.findings[entry.id].count += 1
+        if finding.id in self.findings:
+            self.findings[finding.id]["count"] += 1
             return
-        entry.known_failure = known_mark(finding) or self.marked.get(entry.id)
-        path = corpus.write_entry(self.corpus_dir, entry)
-        self.findings[entry.id] = FindingRecord(
-            id=entry.id,
-            property=entry.property,
-            backends=list(entry.backends),
-            kind=entry.kind,
-            signature=entry.signature,
-            report=finding.report,
-            summary=finding.case.summary(),
-            mismatch=finding.mismatch,
-            corpus_path=str(path),
-            reproduce=f"lafuzz repro {path}",
-            first_unit=unit.key,
-            known_failure=entry.known_failure,
-        )
-        label = "known" if entry.known_failure else "new"
-        self.progress.findings[f"{label} {entry.kind}"] += 1
-        self.progress.note(f"[lafuzz] {label} finding: {entry.property} {'/'.join(entry.backends)} {entry.kind}: "
-                           f"{entry.signature[:100]} -> {path}")
+        path = write_entry(self.corpus_dir, self._entry(unit, finding))
+        self.findings[finding.id] = {**finding.to_json(), "corpus_path": str(path),
+                                     "reproduce": f"lafuzz repro {path}", "first_unit": unit.key, "count": 1}
+        label = "known" if finding.known else "new"
+        self.progress.findings[f"{label} {finding.kind}"] += 1
+        self.progress.note(f"[lafuzz] {label} finding: {finding.property} {'/'.join(finding.backends)} "
+                           f"{finding.kind}: {finding.signature[:100]} -> {path}")
 
     def absorb(self, result: UnitResult, shared: list[Finding]) -> None:
         """Fold one unit's result into the totals and write its findings."""
@@ -229,7 +176,6 @@ class Campaign:
 
     def _run_inline(self) -> None:
         worker = Worker(self.config, self._count_inline, lambda: self.stop_time)
-        self.backend_info = worker.describe()
         try:
             for unit in self._units():
                 self.absorb(*worker.run(unit))
@@ -255,9 +201,6 @@ class Campaign:
         context = multiprocessing.get_context("spawn")
         counter = context.Value("q", 0)
         stop = context.Value("d", self.stop_time)
-        describer = Worker(self.config)
-        self.backend_info = describer.describe()
-        describer.close()
         pool = ProcessPoolExecutor(self.config.jobs, mp_context=context, initializer=init_worker,
                                    initargs=(self.config, counter, stop))
         pending: set[Future] = set()
@@ -288,11 +231,13 @@ class Campaign:
             pool.shutdown(wait=False, cancel_futures=True)
             self.progress.examples = max(counter.value, self.results_examples)
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> Summary:
         """Run to the budget or Ctrl-C; always writes ``summary.json`` and ``report.html``."""
         from fuzz.campaign.report import write_report
 
         self.corpus_dir.mkdir(parents=True, exist_ok=True)
+        if not self.backend_info:
+            self.backend_info = probe(self.config.backends).described
         previous = signal.signal(signal.SIGINT, self._on_interrupt)
         try:
             if self.config.jobs == 1:
@@ -309,41 +254,38 @@ class Campaign:
         write_report(summary, self.config.out)
         return summary
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Summary:
         elapsed = self.progress.elapsed
         config = asdict(self.config)
         config.update(shard=str(self.config.shard), out=str(self.config.out),
                       known_corpus=str(self.config.known_corpus), database=self.config.database_spec())
-        findings = [asdict(f) for f in self.findings.values()]
-        return {
-            "format": SUMMARY_FORMAT,
-            "started": self.started.isoformat(timespec="seconds"),
-            "finished": datetime.now(UTC).isoformat(timespec="seconds"),
-            "elapsed_s": round(elapsed, 2),
-            "interrupted": self.interrupted,
-            "config": config,
-            "host": {"node": platform.node(), "python": platform.python_version(),
-                     "hypothesis": hypothesis.__version__, "cpus": psutil.cpu_count()},
-            "backends": self.backend_info,
-            "unavailable": self.config.unavailable,
-            "units": self.units,
-            "units_stopped_early": self.stopped_units,
-            "units_abandoned": self.abandoned_units,
-            "examples": self.progress.examples,
-            "checked_examples": self.results_examples,
-            "cases_per_second": round(self.results_examples / elapsed, 1) if elapsed else 0.0,
-            "backend_calls": dict(self.backend_calls),
-            "peak_rss_mib": round(self.progress.peak_rss_mib, 1),
-            "rss_samples": self.progress.rss_samples,
-            "coverage": _by_axis(self.coverage),
-            "ratio_histogram": {p: dict(c) for p, c in self.ratios.items()},
-            "error_ratios": {part: [round(r, 6) for r in ratios] for part, ratios in sorted(self.parts.items())},
-            "known_cases": dict(self.known_cases),
-            "per_property": {p: dict(c) for p, c in self.per_property.items()},
-            "findings": findings,
-            "database_keys": sorted(k.hex() for k in self.database_keys),
-            "exit_status": exit_status(findings, self.results_examples, self.interrupted),
-        }
+        return Summary(
+            started=self.started.isoformat(timespec="seconds"),
+            finished=datetime.now(UTC).isoformat(timespec="seconds"),
+            elapsed_s=round(elapsed, 2),
+            interrupted=self.interrupted,
+            config=config,
+            host={"node": platform.node(), "python": platform.python_version(),
+                  "hypothesis": hypothesis.__version__, "cpus": psutil.cpu_count()},
+            backends=self.backend_info,
+            unavailable=self.config.unavailable,
+            units=self.units,
+            units_stopped_early=self.stopped_units,
+            units_abandoned=self.abandoned_units,
+            examples=self.progress.examples,
+            checked_examples=self.results_examples,
+            cases_per_second=round(self.results_examples / elapsed, 1) if elapsed else 0.0,
+            backend_calls=dict(self.backend_calls),
+            peak_rss_mib=round(self.progress.peak_rss_mib, 1),
+            rss_samples=self.progress.rss_samples,
+            coverage=_by_axis(self.coverage),
+            ratio_histogram={p: dict(c) for p, c in self.ratios.items()},
+            error_ratios={part: [round(r, 6) for r in ratios] for part, ratios in sorted(self.parts.items())},
+            known_cases=dict(self.known_cases),
+            per_property={p: dict(c) for p, c in self.per_property.items()},
+            findings=list(self.findings.values()),
+            database_keys=sorted(k.hex() for k in self.database_keys),
+        )
 
 
 AXIS = re.compile(r"^([A-Za-z_]+)(?=[=<> ])")
@@ -358,15 +300,11 @@ def _by_axis(coverage: Counter) -> dict[str, dict[str, int]]:
     return axes
 
 
-def exit_status(findings: list[dict[str, Any]], checked: int, interrupted: bool) -> int:
-    """1 for any new (unmarked) finding; else 3 if no case was checked; else 130 after Ctrl-C; else 0."""
-    if any(not f.get("known_failure") for f in findings):
-        return EXIT_NEW_FINDINGS
-    if checked == 0:
-        return EXIT_NOTHING_CHECKED
-    return EXIT_INTERRUPTED if interrupted else EXIT_CLEAN
+def run_campaign(config: CampaignConfig, progress: Progress | None = None,
+                 backend_info: dict[str, Any] | None = None) -> Summary:
+    """Run a campaign and return its summary (also written to ``<out>/summary.json``).
 
-
-def run_campaign(config: CampaignConfig, progress: Progress | None = None) -> dict[str, Any]:
-    """Run a campaign and return its summary (also written to ``<out>/summary.json``)."""
-    return Campaign(config, progress).run()
+    ``backend_info`` is what a probe (``fuzz.campaign.worker.probe``) said about the backends; without
+    it the campaign probes them itself, once, before the workers start.
+    """
+    return Campaign(config, progress, backend_info).run()

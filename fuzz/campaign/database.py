@@ -4,20 +4,18 @@
 Hypothesis's ``RedisExampleDatabase`` shared by every shard that names it. ``UnitDatabase`` puts
 each work unit under its own key prefix (so a rerun of a unit replays what it found) and records
 the keys it touched, which is what ``copy_keys`` needs to merge databases through the public API.
-A second prefix, ``shared_key``, holds the campaign's findings as serialised cases: every shard
-appends what it finds there and re-checks what the others appended.
+A second prefix, ``shared_key``, holds the campaign's findings as serialised corpus entries
+(``fuzz.corpus.entry.to_bytes``): every shard appends what it finds there and re-checks what the
+others appended.
 """
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlparse
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
-
-from fuzz.engine.case import Case
 
 
 def open_database(spec: str) -> ExampleDatabase:
@@ -77,16 +75,3 @@ def copy_keys(source: ExampleDatabase, destination: ExampleDatabase, keys: Itera
             destination.save(key, value)
             copied += 1
     return copied
-
-
-def pack_case(case: Case) -> bytes:
-    """A case as one database value: 4-byte metadata length, metadata JSON, npz bytes."""
-    metadata, npz = case.to_bytes()
-    encoded = metadata.encode()
-    return struct.pack(">I", len(encoded)) + encoded + npz
-
-
-def unpack_case(value: bytes) -> Case:
-    """The inverse of ``pack_case``."""
-    (length,) = struct.unpack(">I", value[:4])
-    return Case.from_bytes(value[4 : 4 + length].decode(), value[4 + length :])

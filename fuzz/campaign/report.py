@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from fuzz.campaign.summary import Summary
 from fuzz.engine.compare import RATIO_CAP
 
 STYLE = """
@@ -32,20 +32,19 @@ img{max-width:100%}
 """
 
 
-def write_report(summary: dict[str, Any], out: Path) -> tuple[Path, Path]:
+def write_report(summary: Summary, out: Path) -> tuple[Path, Path]:
     """Write ``summary.json`` and ``report.html`` into ``out``; returns both paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     json_path, html_path = out / "summary.json", out / "report.html"
-    json_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    summary.write(json_path)
     html_path.write_text(render_html(summary))
     return json_path, html_path
 
 
 def regenerate(summary_path: Path) -> Path:
     """Rebuild ``report.html`` beside a ``summary.json``."""
-    summary = json.loads(Path(summary_path).read_text())
-    return write_report(summary, Path(summary_path).parent)[1]
+    return write_report(Summary.read(summary_path), Path(summary_path).parent)[1]
 
 
 # ---- plots -------------------------------------------------------------------------------------
@@ -61,11 +60,11 @@ def _png(draw: Callable[[plt.Axes], None], width: float = 7.0, height: float = 3
     return f'<img alt="plot" src="data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}">'
 
 
-def _error_points(summary: dict[str, Any]) -> dict[str, list[float]]:
+def _error_points(summary: Summary) -> dict[str, list[float]]:
     """Worst error/tolerance ratio per unit for every ``"backends|part"`` (passing cases), plus every
     mismatch found at its worst element (ratio > 1)."""
-    points = {part: list(ratios) for part, ratios in summary.get("error_ratios", {}).items()}
-    for f in summary["findings"]:
+    points = {part: list(ratios) for part, ratios in summary.error_ratios.items()}
+    for f in summary.findings:
         m = f.get("mismatch") or {}
         ratio = m.get("ratio")
         if isinstance(ratio, float) and 0 < ratio < float("inf"):
@@ -162,11 +161,11 @@ def _finding(f: dict[str, Any]) -> str:
     )
 
 
-def render_html(summary: dict[str, Any]) -> str:
+def render_html(summary: Summary) -> str:
     """The whole report as one HTML document."""
-    config, findings = summary["config"], summary["findings"]
-    status = summary["exit_status"]
-    new = [f for f in findings if not f.get("known_failure")]
+    config, findings = summary.config, summary.findings
+    status = summary.exit_status
+    new = summary.new_findings
     verdict = (f'<span class="bad">{len(new)} new finding(s)</span>' if new
                else '<span class="ok">no new finding</span>')
     verdict += f", {len(findings) - len(new)} known"
@@ -176,49 +175,49 @@ def render_html(summary: dict[str, Any]) -> str:
         f"<!doctype html><html><head><meta charset='utf-8'><title>lafuzz campaign</title>"
         f"<style>{STYLE}</style></head><body><h1>lafuzz campaign: {verdict}</h1>",
         _table([
-            ["started / finished", f"{summary['started']} / {summary['finished']}"],
-            ["elapsed", f"{summary['elapsed_s']} s{' (interrupted)' if summary['interrupted'] else ''}"],
+            ["started / finished", f"{summary.started} / {summary.finished}"],
+            ["elapsed", f"{summary.elapsed_s} s{' (interrupted)' if summary.interrupted else ''}"],
             ["seed, shard, jobs", f"{config['seed']}, {config['shard']}, {config['jobs']}"],
             ["budget", f"{budget}, {config['examples_per_unit']} examples per unit, limits {config['limits']}"],
-            ["cases checked", f"{summary['checked_examples']} in {summary['units']} units "
-             f"({summary['units_stopped_early']} stopped at the budget, {summary['units_abandoned']} abandoned)"],
-            ["cases covered by known issues", ", ".join(f"{k}: {v}" for k, v in summary["known_cases"].items())
+            ["cases checked", f"{summary.checked_examples} in {summary.units} units "
+             f"({summary.units_stopped_early} stopped at the budget, {summary.units_abandoned} abandoned)"],
+            ["cases covered by known issues", ", ".join(f"{k}: {v}" for k, v in summary.known_cases.items())
              or "none"],
-            ["throughput", f"{summary['cases_per_second']} cases/s"],
-            ["peak resident memory", f"{summary['peak_rss_mib']} MiB"],
+            ["throughput", f"{summary.cases_per_second} cases/s"],
+            ["peak resident memory", f"{summary.peak_rss_mib} MiB"],
             ["properties", ", ".join(config["properties"])],
             ["example database", config["database"]],
             ["exit status", status],
-            ["host", ", ".join(f"{k} {v}" for k, v in summary["host"].items())],
+            ["host", ", ".join(f"{k} {v}" for k, v in summary.host.items())],
         ], ["what", "value"]),
         "<h2>Backends</h2>",
         _table([[name, b["device"], ", ".join(f"{k} {v}" for k, v in b["versions"].items()), b["window"],
-                 ",".join(b["dtypes"]), summary["backend_calls"].get(name, 0)]
-                for name, b in summary["backends"].items()],
+                 ",".join(b["dtypes"]), summary.backend_calls.get(name, 0)]
+                for name, b in summary.backends.items()],
                ["backend", "adapter / device", "versions", "window", "dtypes", "calls"]),
     ]
-    if summary.get("unavailable"):
-        parts.append(_table([[k, v] for k, v in summary["unavailable"].items()], ["not available", "why"]))
+    if summary.unavailable:
+        parts.append(_table([[k, v] for k, v in summary.unavailable.items()], ["not available", "why"]))
     parts.append("<h2>Properties</h2>")
     parts.append(_table([[p, s.get("units", 0), s.get("examples", 0), s.get("findings", 0), s.get("known", 0)]
-                         for p, s in summary["per_property"].items()],
+                         for p, s in summary.per_property.items()],
                         ["property", "units", "cases", "findings", "cases covered by known issues"]))
     parts.append(f"<h2>Findings ({len(findings)})</h2>")
     parts.extend(_finding(f) for f in findings)
     if not findings:
         parts.append("<p>None.</p>")
     parts.append("<h2>Error against tolerance</h2>")
-    if summary.get("ratio_histogram"):
-        parts.append(_png(_ratios(summary["ratio_histogram"])))
+    if summary.ratio_histogram:
+        parts.append(_png(_ratios(summary.ratio_histogram)))
     points = _error_points(summary)
     if points:
         parts.append("<p>Every comparison of every case, passing or not, at its worst element:</p>")
         parts.append(_png(_strip(_grouped(points, 0), "backend pair"), 9.0, 4.2))
         parts.append(_png(_strip(_grouped(points, 1), "output / state slot"), 9.0, 4.2))
     parts.append("<h2>Coverage of the case axes</h2>")
-    parts.extend(_png(_coverage(axis, counts), 5.0, 2.6) for axis, counts in summary["coverage"].items())
-    if len(summary.get("rss_samples", [])) > 1:
+    parts.extend(_png(_coverage(axis, counts), 5.0, 2.6) for axis, counts in summary.coverage.items())
+    if len(summary.rss_samples) > 1:
         parts.append("<h2>Memory</h2>")
-        parts.append(_png(_memory(summary["rss_samples"])))
+        parts.append(_png(_memory(summary.rss_samples)))
     parts.append("</body></html>\n")
     return "\n".join(parts)

@@ -1,16 +1,19 @@
-"""One work unit of a campaign: a seeded Hypothesis run of one property over a set of backends.
+"""The one Hypothesis driver: a seeded run of one property over a set of backends (a work unit).
 
-The unit counts every example and every backend call, tallies the case axes it drew, and turns
-the minimal failing example Hypothesis reports into a ``Finding`` (the shrunk case plus the
-property's verdict). Properties and backends are found by name in the engine's registries, or as
-``module:attribute`` so that test-only fakes reach spawned worker processes too.
+Tests, the mutation tests and campaigns all drive the properties through ``run_unit``. A unit
+counts every example and every backend call, tallies the case axes it drew (``event()``), climbs
+the error/tolerance ratio (``target()``), and turns the minimal failing example Hypothesis reports
+into a ``Finding``, classified as known or new (``fuzz.corpus.known_issues.Classifier``). With
+``save_dir`` the finding is written there as a corpus entry and its report ends with the
+``lafuzz repro`` command that re-checks it.
 
 Two things keep a campaign honest and exploring:
 
-- a failure covered by ``fuzz.corpus.known_issues`` is shrunk once per worker (so the corpus gets one
+- a failure a documented known issue covers is shrunk once per worker (so the corpus gets one
   minimal case per known issue); afterwards the backend at fault sits out the cases the issue
   affects (counted as known) while the other backends still check them, so it does not end every
-  unit, nor restart a crashed worker per case;
+  unit, nor restart a crashed worker per case. Passing every documented issue as already shrunk
+  makes a backend sit out every case its documented issues affect (what the tests do);
 - a unit stops at the next example once ``stop_at`` (a wall-clock time) has passed: the campaign's
   budget or Ctrl-C. What it checked so far is kept, and a failure it was shrinking is kept as the
   smallest failing case reached (marked as not fully shrunk).
@@ -18,65 +21,29 @@ Two things keep a campaign honest and exploring:
 
 from __future__ import annotations
 
-import importlib
 import math
 import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
 
 import numpy as np
-from hypothesis import event, given, seed, settings, target
+from hypothesis import event, given, seed, target
+from hypothesis import settings as Settings
+from hypothesis.errors import FlakyFailure
 
-from fuzz.backends import Backend, Capabilities, create
-from fuzz.backends.isolation import isolated
-from fuzz.campaign.database import UnitDatabase
+from fuzz.backends import Backend, Capabilities
 from fuzz.campaign.shard import WorkUnit
-from fuzz.corpus.known_issues import KnownIssue, known_issue
+from fuzz.corpus.entry import Entry, write_entry
+from fuzz.corpus.known_issues import Classifier, affecting
 from fuzz.engine.case import Case
-from fuzz.engine.compare import RATIO_CAP, Mismatch
-from fuzz.engine.properties import PROPERTIES, CheckResult, Property, PropertyFailure
+from fuzz.engine.compare import RATIO_CAP
+from fuzz.engine.properties import CheckResult, resolve_property
 from fuzz.engine.strategies import Limits, case_axes
+from fuzz.findings import Finding, Kind, PropertyFailure
 from oracles.validation import ValidationError
-
-
-def _import(spec: str) -> Any:
-    module_name, _, attribute = spec.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
-
-
-def resolve_property(name: str) -> Property:
-    """A property by registry name or ``module:attribute``; raises ``KeyError`` listing the known ones."""
-    if ":" in name:
-        return _import(name)
-    try:
-        return PROPERTIES[name]
-    except KeyError:
-        raise KeyError(f"unknown property {name!r}; known: {', '.join(PROPERTIES)}") from None
-
-
-ISOLATED_PREFIXES = ("ort-",)
-"""Backends run in a crash-isolated worker process for ``ISOLATED_PROPERTIES``: native code that
-invalid input can kill (a segfault in ORT must become a ``crash`` finding, not the end of the
-campaign)."""
-
-ISOLATED_PROPERTIES = ("error-parity",)
-"""Properties that feed invalid input, the input that crashes native code. Valid cases run in
-process: isolation costs a pipe round trip per call and a second copy of every backend."""
-
-
-def resolve_backend(name: str, *, isolate: bool = False) -> Backend:
-    """A backend by factory name or ``module:Class`` (may raise ``Unavailable``).
-
-    With ``isolate``, the ORT backends run in a worker process (``fuzz.backends.isolation``).
-    """
-    if ":" in name:
-        return _import(name)()
-    if isolate and name.startswith(ISOLATED_PREFIXES):
-        return isolated(name)
-    return create(name)
 
 
 class CountingBackend(Backend):
@@ -114,27 +81,13 @@ def ratio_bucket(ratio: float) -> str:
 
 
 @dataclass
-class Finding:
-    """A minimal failing case and the property's verdict on it."""
-
-    property: str
-    backends: tuple[str, ...]
-    kind: str
-    signature: str
-    report: str
-    case: Case
-    mismatch: dict[str, Any] | None = None
-    known_issue: str | None = None
-    """The id of the documented issue (``fuzz.corpus.known_issues``) this finding is an instance of, if any
-    (an id: findings cross process boundaries, issues hold functions)."""
-
-
-@dataclass
 class UnitResult:
     """What one unit did: counts, coverage, the finding (if any) and the database keys it used."""
 
     unit: WorkUnit
     examples: int = 0
+    checked: int = 0
+    """Examples that compared something (0 means the unit was vacuous for these backends)."""
     backend_calls: dict[str, int] = field(default_factory=dict)
     coverage: Counter = field(default_factory=Counter)
     ratios: Counter = field(default_factory=Counter)
@@ -145,63 +98,10 @@ class UnitResult:
     """Worst passing error/tolerance ratio per ``"backends|output"`` / ``"backends|slot j"``."""
     known: Counter = field(default_factory=Counter)
     """Known-issue id -> examples it covered (counted, not shrunk again)."""
+    skips: Counter = field(default_factory=Counter)
+    """``"backend: reason"`` -> examples a backend took no part in."""
     stopped: bool = False
     """The unit ended at ``stop_at`` before Hypothesis was done with it."""
-
-
-def mismatch_facts(mismatch: Mismatch | None) -> dict[str, Any] | None:
-    """Where and by how much a comparison failed, as JSON-ready values (None without a mismatch)."""
-    if mismatch is None:
-        return None
-    facts = {"pair": "/".join(mismatch.backends), "tensor": mismatch.tensor, "slot": mismatch.slot,
-             "reason": mismatch.reason, "where": mismatch.where(), "ratio": float(mismatch.ratio)}
-    for name in ("error", "tolerance", "actual", "expected"):
-        value = getattr(mismatch, name)
-        facts[name] = None if value is None else float(value)
-    return facts
-
-
-COVERS_MISMATCH = ("wrong-result", "mismatch")
-"""A known wrong result covers a property's ``mismatch`` failures on the backend at fault."""
-
-
-def covering_issue(failure: PropertyFailure, case: Case) -> KnownIssue | None:
-    """The known issue of one of the failing backends that covers this failure, if any."""
-    failing = failure.case if failure.case is not None else case
-    for name in failure.backends:
-        issue = known_issue(name, failing)
-        covers = issue is not None and (issue.kind == failure.kind or (issue.kind, failure.kind) == COVERS_MISMATCH)
-        if covers:
-            return issue
-    return None
-
-
-def finding_from(failure: PropertyFailure, case: Case) -> Finding:
-    """The finding of a property failure (its own case when it carries one, else ``case``)."""
-    return Finding(
-        property=failure.property,
-        backends=tuple(failure.backends),
-        kind=failure.kind,
-        signature=failure.signature,
-        report=failure.report,
-        case=failure.case if failure.case is not None else case,
-        mismatch=mismatch_facts(failure.mismatch),
-        known_issue=issue.id if (issue := covering_issue(failure, case)) is not None else None,
-    )
-
-
-def declined_known(backends: Sequence[Backend], case: Case, shrunk: set[str]) -> dict[str, str]:
-    """Backend name -> known issue id, for the backends a known issue already shrunk here affects.
-
-    Such a backend sits the case out (the issue is counted instead): its answer is known to be
-    wrong, and for a crash, running it would cost a worker restart. The others still check the case.
-    """
-    declined = {}
-    for b in backends:
-        issue = known_issue(b.name, case)
-        if issue is not None and issue.id in shrunk:
-            declined[b.name] = issue.id
-    return declined
 
 
 class UnitStopped(BaseException):
@@ -210,62 +110,77 @@ class UnitStopped(BaseException):
 
 
 def _harness_error(unit: WorkUnit, backends: Sequence[Backend], error: Exception, case: Case) -> Finding:
-    return Finding(
-        property=unit.property,
-        backends=tuple(b.name for b in backends),
-        kind="harness-error",
-        signature=f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}",
-        report="".join(traceback.format_exception(error)),
-        case=case,
-    )
+    first_line = str(error).splitlines()[0] if str(error) else ""
+    return Finding(property=unit.property, backends=tuple(b.name for b in backends), kind=Kind.HARNESS_ERROR,
+                   signature=f"{type(error).__name__}: {first_line}",
+                   report="".join(traceback.format_exception(error)), case=case)
+
+
+def _flaky(flaky: FlakyFailure) -> Finding:
+    """The finding inside a failure that did not recur when Hypothesis replayed it (a racy backend)."""
+    failure = next((e for e in flaky.exceptions if isinstance(e, PropertyFailure)), None)
+    if failure is None:
+        raise flaky
+    finding = failure.finding
+    return finding.with_(report=finding.report + "\nflaky: this case did not fail on every run")
+
+
+def save(finding: Finding, root: Path) -> Finding:
+    """Write ``finding`` as a corpus entry under ``root``; its report gains the command that re-checks it."""
+    path = Path(root) / Entry(finding).relative_dir()
+    command = f"lafuzz repro {path} --backends {','.join(finding.backends)}"
+    saved = finding.with_(report=f"{finding.report}\nminimal case: {finding.case.summary()}\nreproduce: {command}")
+    write_entry(root, Entry(saved))
+    return saved
 
 
 def run_unit(
     unit: WorkUnit,
-    backends: Sequence[CountingBackend],
+    backends: Sequence[Backend],
     *,
     limits: Limits,
-    base: settings,
-    max_examples: int,
-    database: UnitDatabase | None,
+    settings: Settings,
     on_example: Callable[[], None] = lambda: None,
     stop_at: Callable[[], float] = lambda: math.inf,
+    classifier: Classifier | None = None,
     shrunk_issues: set[str] | None = None,
+    save_dir: Path | None = None,
 ) -> UnitResult:
-    """Run ``unit`` with Hypothesis exploring from the unit's seed; never raises a property failure.
+    """Run ``unit`` with Hypothesis under ``settings``; never raises a property failure.
 
-    ``stop_at()`` is the wall-clock time (``time.time()``) at which the unit ends early;
-    ``shrunk_issues`` holds the known issues already shrunk by this worker (updated here).
+    Unless ``settings`` is derandomized, Hypothesis explores from the unit's seed. ``stop_at()`` is
+    the wall-clock time (``time.time()``) at which the unit ends early; ``shrunk_issues`` holds the
+    documented issues already shrunk by this process (updated here); ``classifier`` decides what is
+    known (default: the documented issues only); ``save_dir`` receives the finding as a corpus entry.
     """
     prop = resolve_property(unit.property)
+    classifier = classifier or Classifier()
+    counted = [b if isinstance(b, CountingBackend) else CountingBackend(b) for b in backends]
     result = UnitResult(unit)
     shrunk = shrunk_issues if shrunk_issues is not None else set()
-    before = {b.name: b.calls for b in backends}
+    before = {b.name: b.calls for b in counted}
     last: list[Case] = []
     chasing: list[str] = []
-    """The known issue this unit is shrinking (at most one)."""
-    smallest: list[PropertyFailure] = []
+    """The documented issue this unit is shrinking (at most one)."""
+    smallest: list[Finding] = []
     """The latest failure raised: Hypothesis only re-runs smaller failing cases while shrinking."""
 
     def check(case: Case) -> CheckResult:
-        declined = declined_known(backends, case, shrunk)
+        declined = {b.name: i.id for b in counted if (i := affecting(b.name, case)) is not None and i.id in shrunk}
         result.known.update(declined.values())
-        taking_part = [b for b in backends if b.name not in declined]
+        taking_part = [b for b in counted if b.name not in declined]
         try:
             return prop.check(case, taking_part) or CheckResult()
         except PropertyFailure as failure:
-            issue = covering_issue(failure, case)
+            issue = classifier.documented(failure.finding)
             if issue is not None and issue.id not in chasing and (chasing or issue.id in shrunk):
                 result.known[issue.id] += 1
                 return CheckResult(comparisons=1)
             if issue is not None and not chasing:
                 chasing.append(issue.id)
-            smallest[:] = [failure]
+            smallest[:] = [failure.finding]
             raise
 
-    @settings(base, max_examples=max_examples, database=database, derandomize=False, report_multiple_bugs=False)
-    @seed(unit.seed)
-    @given(prop.strategy(limits))
     def body(case: Case) -> None:
         if time.time() >= stop_at():
             raise UnitStopped
@@ -277,28 +192,45 @@ def run_unit(
         result.coverage.update(labels)
         on_example()
         checked = check(case)
+        result.checked += checked.comparisons > 0
         result.ratios[ratio_bucket(checked.max_ratio)] += 1
+        for who, why in checked.skipped.items():
+            result.skips[f"{who}: {why}"] += 1
         for part, ratio in checked.parts.items():
             result.parts[part] = max(result.parts.get(part, 0.0), ratio)
         target(min(checked.max_ratio, RATIO_CAP), label=f"{unit.property} error/tolerance")
 
+    # a distinct database key per unit and backend selection
+    body._hypothesis_internal_add_digest = f"{unit.key}:{','.join(b.name for b in counted)}".encode()
+    test = given(prop.strategy(limits))(body)
+    if not settings.derandomize:
+        test = seed(unit.seed)(test)
+    test = Settings(settings, report_multiple_bugs=False)(test)
     try:
-        body()
+        test()
     except PropertyFailure as failure:
-        result.finding = finding_from(failure, last[-1])
+        result.finding = failure.finding
+    except FlakyFailure as flaky:
+        result.finding = _flaky(flaky)
     except UnitStopped:
         result.stopped = True
         if smallest:
-            result.finding = finding_from(smallest[0], last[-1])
-            result.finding.report += "\n(the campaign stopped while shrinking: not fully minimised)"
+            finding = smallest[0]
+            result.finding = finding.with_(
+                report=finding.report + "\n(the campaign stopped while shrinking: not fully minimised)")
     except Exception as error:  # a harness or backend bug is a finding too, never a lost campaign
         if not last:
             raise
-        result.finding = _harness_error(unit, backends, error, last[0])
+        result.finding = _harness_error(unit, counted, error, last[0])
     finally:
-        result.backend_calls = {b.name: b.calls - before[b.name] for b in backends}
-        if database is not None:
+        result.backend_calls = {b.name: b.calls - before[b.name] for b in counted}
+        database = settings.database
+        if database is not None and hasattr(database, "keys_used"):
             result.database_keys = set(database.keys_used)
-    if result.finding is not None and result.finding.known_issue is not None:
-        shrunk.add(result.finding.known_issue)
+    if result.finding is not None:
+        result.finding = classifier.classify(result.finding)
+        if (issue := classifier.documented(result.finding)) is not None:
+            shrunk.add(issue.id)
+        if save_dir is not None:
+            result.finding = save(result.finding, save_dir)
     return result

@@ -1,9 +1,10 @@
 """The worker side of a campaign: one process's backends, created once and reused by every unit.
 
-A ``Worker`` holds two backend sets: the backends themselves for the properties that feed valid
-cases, and crash-isolated copies (``fuzz.backends.isolation``) for ``ISOLATED_PROPERTIES``, created on the
-first unit that needs them. It runs the units it is handed (``fuzz.explore.run_unit``) until the
-shared stop time, and re-checks the findings other shards published in the example database.
+A ``Worker`` holds the backends themselves for the properties that feed valid cases, and, for a
+property that feeds invalid input (``Property.invalid_input``), crash-isolated copies of the
+backends that declare themselves ``crash_prone`` (created on the first unit that needs them). It
+runs the units it is handed (``fuzz.campaign.unit.run_unit``) until the shared stop time, and
+re-checks the findings other shards published in the example database.
 """
 
 from __future__ import annotations
@@ -11,24 +12,21 @@ from __future__ import annotations
 import hashlib
 import signal
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from fuzz.backends import Unavailable
+from hypothesis import settings as Settings
+
+from fuzz.backends import Backend, Unavailable, backend_class, create
 from fuzz.campaign import profiles
-from fuzz.campaign.database import UnitDatabase, open_database, pack_case, shared_key, unpack_case
+from fuzz.campaign.database import UnitDatabase, open_database, shared_key
 from fuzz.campaign.shard import WorkUnit
-from fuzz.campaign.unit import (
-    ISOLATED_PROPERTIES,
-    CountingBackend,
-    Finding,
-    UnitResult,
-    finding_from,
-    resolve_backend,
-    resolve_property,
-    run_unit,
-)
-from fuzz.engine.properties import PropertyFailure
+from fuzz.campaign.unit import CountingBackend, UnitResult, run_unit
+from fuzz.corpus.entry import Entry, from_bytes, marks, to_bytes
+from fuzz.corpus.known_issues import Classifier
+from fuzz.engine.properties import resolve_property
 from fuzz.engine.strategies import Limits
+from fuzz.findings import Finding, PropertyFailure
 
 LIMITS: dict[str, Callable[[], Limits]] = {
     "campaign": Limits.campaign, "ci": Limits.ci, "default": Limits.default, "big": Limits.big,
@@ -39,30 +37,34 @@ LIMITS: dict[str, Callable[[], Limits]] = {
 class Worker:
     """A process's backends, settings and view of the shared findings.
 
-    ``config`` is a ``fuzz.campaign.CampaignConfig``; ``stop_at()`` the wall-clock time at which
-    running units end; ``on_example`` is called once per example (the progress counter).
+    ``config`` is a ``fuzz.campaign.campaign.CampaignConfig``; ``stop_at()`` the wall-clock time at
+    which running units end; ``on_example`` is called once per example (the progress counter).
     """
 
     def __init__(self, config: Any, on_example: Callable[[], None] = lambda: None,
                  stop_at: Callable[[], float] = lambda: float("inf")) -> None:
         self.config = config
-        self.backends = [CountingBackend(resolve_backend(n)) for n in config.backends]
+        self.backends = [CountingBackend(create(n)) for n in config.backends]
         self._isolated: list[CountingBackend] | None = None
         self.names = tuple(b.name for b in self.backends)
         self.limits = LIMITS[config.limits]()
         self.base = profiles.get("campaign")
         self.database = open_database(config.database_spec())
+        self.classifier = Classifier(marks(config.known_corpus) if config.known_corpus else {})
         self.on_example = on_example
         self.stop_at = stop_at
         self.seen_shared: set[bytes] = set()
         self.shrunk_issues: set[str] = set()
 
     def backends_for(self, property_name: str) -> list[CountingBackend]:
-        """The isolated set for properties that feed invalid input (when isolation is on), else the plain one."""
-        if not self.config.isolate or property_name not in ISOLATED_PROPERTIES:
+        """For a property that feeds invalid input (isolation on), the crash-prone backends isolated."""
+        if not self.config.isolate or not resolve_property(property_name).invalid_input:
             return self.backends
         if self._isolated is None:
-            self._isolated = [CountingBackend(resolve_backend(n, isolate=True)) for n in self.config.backends]
+            self._isolated = [
+                CountingBackend(create(spec, isolate=True)) if backend_class(spec).crash_prone else plain
+                for spec, plain in zip(self.config.backends, self.backends, strict=True)
+            ]
         return self._isolated
 
     def shared_findings(self, property_name: str) -> list[Finding]:
@@ -74,13 +76,12 @@ class Worker:
             if digest in self.seen_shared:
                 continue
             self.seen_shared.add(digest)
-            case = unpack_case(value)
+            case = from_bytes(value).finding.case
             try:
                 prop.check(case, self.backends_for(property_name))
             except PropertyFailure as failure:
-                finding = finding_from(failure, case)
-                finding.report = "(published by another shard)\n" + finding.report
-                found.append(finding)
+                finding = self.classifier.classify(failure.finding)
+                found.append(finding.with_(report="(published by another shard)\n" + finding.report))
         return found
 
     def run(self, unit: WorkUnit) -> tuple[UnitResult, list[Finding]]:
@@ -91,30 +92,20 @@ class Worker:
             unit,
             self.backends_for(unit.property),
             limits=self.limits,
-            base=self.base,
-            max_examples=self.config.examples_per_unit,
-            database=database,
+            settings=Settings(self.base, max_examples=self.config.examples_per_unit, database=database),
             on_example=self.on_example,
             stop_at=self.stop_at,
+            classifier=self.classifier,
             shrunk_issues=self.shrunk_issues,
         )
         if result.finding is not None:
-            value = pack_case(result.finding.case)
+            value = to_bytes(Entry(result.finding))
             self.seen_shared.add(hashlib.sha256(value).digest())
             self.database.save(shared_key(unit.property, self.names), value)
         return result, shared
 
-    def describe(self) -> dict[str, Any]:
-        """Each backend's adapter, versions, window support, dtypes and notes (for the report)."""
-        described = {}
-        for b in self.backends:
-            caps = b.capabilities()
-            described[b.name] = {"device": caps.device, "versions": caps.versions, "window": caps.window,
-                                 "dtypes": list(caps.dtypes), "notes": list(caps.notes)}
-        return described
-
     def close(self) -> None:
-        for b in [*self.backends, *(self._isolated or [])]:
+        for b in {id(b): b for b in [*self.backends, *(self._isolated or [])]}.values():
             b.close()
 
 
@@ -139,14 +130,31 @@ def run_in_worker(unit: WorkUnit) -> tuple[UnitResult, list[Finding]]:
     return _WORKER.run(unit)
 
 
-def available_backends(names: list[str]) -> tuple[list[str], dict[str, str]]:
-    """Split ``names`` into those this machine can create and those it cannot (with the reason)."""
-    usable, missing = [], {}
-    for name in names:
+@dataclass
+class Probe:
+    """Which of the requested backends this machine has: what each can do, and why the others are missing."""
+
+    usable: list[str]
+    """The specs (names or ``module:Class``) that could be created, in the order requested."""
+    described: dict[str, dict[str, Any]]
+    """Backend name -> ``Capabilities.to_json()``."""
+    missing: dict[str, str]
+    """Spec -> why it cannot be created here."""
+
+
+def probe(specs: list[str]) -> Probe:
+    """Create each backend once (in this process) to learn what it can do here; ``KeyError`` for an
+    unknown name."""
+    found = Probe([], {}, {})
+    for spec in specs:
         try:
-            resolve_backend(name).close()
+            backend: Backend = create(spec)
         except Unavailable as err:
-            missing[name] = str(err)
-        else:
-            usable.append(name)
-    return usable, missing
+            found.missing[spec] = str(err)
+            continue
+        try:
+            found.described[backend.name] = backend.capabilities().to_json()
+            found.usable.append(spec)
+        finally:
+            backend.close()
+    return found

@@ -18,6 +18,7 @@ import numpy as np
 
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.engine.case import Case
+from fuzz.findings import Finding, Kind
 from oracles.validation import INPUT_NAMES
 
 DEFAULT_DIR = Path(__file__).resolve().parents[3] / "shared" / "cuda-reference"
@@ -74,17 +75,15 @@ PROPERTY = "backends-agree"
 def reference_entry(ref: ReferenceCase, source: str) -> Entry:
     """One reference case as a corpus entry."""
     meta = ref.meta
+    finding = Finding(property=PROPERTY, backends=(BACKEND,), kind=Kind.REFERENCE,
+                      signature=f"cuda-reference case {ref.id}", report="", case=ref.case)
     return Entry(
-        property=PROPERTY,
-        backends=(BACKEND,),
-        kind="reference",
-        signature=f"cuda-reference case {ref.id}",
-        case=ref.case,
+        finding=finding,
         expected={"source": source, "by": "onnxruntime-gpu 1.31.1 CUDA EP (NVIDIA H200)",
                   "arrays": ["expected/output", "expected/present_state"]},
-        seen={"cuda_vs_ref_output": meta.get("cuda_vs_ref_output"),
-              "cuda_vs_ref_state": meta.get("cuda_vs_ref_state")},
-        provenance={"found": "2026-11-29", "reference_case": ref.id, "flags": {
+        provenance={"found": "2026-11-29", "reference_case": ref.id,
+                    "cuda_vs_ref_output": meta.get("cuda_vs_ref_output"),
+                    "cuda_vs_ref_state": meta.get("cuda_vs_ref_state"), "flags": {
             k: meta[k] for k in ("with_past", "poison", "decay_per_key", "beta_shared") if k in meta}},
         expected_arrays={"output": ref.output, "present_state": ref.present_state},
     )

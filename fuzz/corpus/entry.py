@@ -11,15 +11,19 @@ Layout: ``<root>/<property>/<id>/entry.json``, plus ``arrays.npz`` when the arra
   inputs are stored under their ONNX names, expected outputs as ``expected/<name>``;
 - ``expected`` and ``seen``: what the contract asked for and what happened (the property's report,
   the error, tolerance and ratio of a mismatch);
+  together with the fields above, the ``fuzz.findings.Finding`` the entry was made from;
 - ``provenance``: when, by which campaign seed/shard/unit, with which backend versions and adapters;
-- ``known_failure`` (optional): ``{"backend", "implementation", "explanation"}``, set by a person
-  when the fault is in an implementation we do not own; replay then reports "still failing" or
-  "now fixed" for the entry instead of a regression.
+- ``known_failure`` (optional): ``{"backend", "issue", "implementation", "explanation"}``, set by
+  a campaign for a documented issue or by a person when the fault is in an implementation we do not
+  own; replay then reports "still failing" or "now fixed" for the entry instead of a regression.
+
+This is the suite's one serialisation of a case: a failure found by a test, a campaign finding, a
+case shared between shards through the example database (``to_bytes``/``from_bytes``: the same
+document and arrays in one archive) and ``lafuzz repro`` all use it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import shutil
@@ -31,63 +35,55 @@ from typing import Any
 import numpy as np
 
 from fuzz.engine.case import Case
+from fuzz.findings import Finding, Kind, KnownMark
 
 FORMAT = "lafuzz-corpus/1"
 INLINE_LIMIT = 64
 """Arrays with at most this many elements in total are stored inline in ``entry.json``."""
 EXPECTED_PREFIX = "expected/"
-
-
-def entry_id(property_name: str, backends: tuple[str, ...], signature: str) -> str:
-    """The stable id of a finding: a hash of what makes two findings the same."""
-    text = json.dumps([property_name, sorted(backends), signature])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+DOCUMENT_KEY = "entry.json"
+"""The name of the document inside a ``to_bytes`` archive."""
 
 
 @dataclass
 class Entry:
-    """One corpus entry in memory."""
+    """One corpus entry in memory: a finding (or a reference case) and what surrounds it on disk."""
 
-    property: str
-    backends: tuple[str, ...]
-    kind: str
-    signature: str
-    case: Case
+    finding: Finding
+    """The property, backends, kind, signature, report, mismatch facts, known mark and the case."""
     expected: dict[str, Any] = field(default_factory=dict)
-    seen: dict[str, Any] = field(default_factory=dict)
+    """What the contract asked for, in words (or where the expected arrays came from)."""
     provenance: dict[str, Any] = field(default_factory=dict)
-    known_failure: dict[str, str] | None = None
     expected_arrays: dict[str, np.ndarray] = field(default_factory=dict)
     """Reference outputs stored with the case (e.g. the CUDA EP's), by output name."""
-    id: str = ""
 
-    def __post_init__(self) -> None:
-        self.backends = tuple(self.backends)
-        if not self.id:
-            self.id = entry_id(self.property, self.backends, self.signature)
+    @property
+    def id(self) -> str:
+        return self.finding.id
 
     def relative_dir(self) -> Path:
-        return Path(self.property) / self.id
+        return Path(self.finding.property) / self.id
 
     def to_json(self, arrays_field: Any) -> dict[str, Any]:
+        f = self.finding
         return {
             "format": FORMAT,
             "id": self.id,
-            "property": self.property,
-            "backends": list(self.backends),
-            "kind": self.kind,
-            "signature": self.signature,
-            "case": self.case.metadata(),
+            "property": f.property,
+            "backends": list(f.backends),
+            "kind": str(f.kind),
+            "signature": f.signature,
+            "case": f.case.metadata(),
             "arrays": arrays_field,
             "expected": self.expected,
-            "seen": self.seen,
+            "seen": {"report": f.report, "mismatch": f.mismatch},
             "provenance": self.provenance,
-            "known_failure": self.known_failure,
+            "known_failure": f.known.to_json() if f.known else None,
         }
 
 
 def _all_arrays(entry: Entry) -> dict[str, np.ndarray]:
-    arrays = dict(entry.case.inputs)
+    arrays = dict(entry.finding.case.inputs)
     arrays.update({EXPECTED_PREFIX + k: v for k, v in entry.expected_arrays.items()})
     return arrays
 
@@ -131,6 +127,31 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+def _npz(data: bytes) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def _from_stored(document: dict[str, Any], arrays: dict[str, np.ndarray]) -> Entry:
+    """An entry from its JSON document and all its arrays (inputs by ONNX name, ``expected/<name>``)."""
+    expected = {k.removeprefix(EXPECTED_PREFIX): v for k, v in arrays.items() if k.startswith(EXPECTED_PREFIX)}
+    inputs = {k: v for k, v in arrays.items() if not k.startswith(EXPECTED_PREFIX)}
+    seen = document.get("seen") or {}
+    finding = Finding(
+        property=document["property"],
+        backends=tuple(document["backends"]),
+        kind=Kind(document["kind"]),
+        signature=document["signature"],
+        report=seen.get("report", ""),
+        case=Case.from_parts(document["case"], inputs),
+        mismatch=seen.get("mismatch"),
+        known=KnownMark.from_json(document.get("known_failure")),
+        id=document["id"],
+    )
+    return Entry(finding=finding, expected=document.get("expected") or {},
+                 provenance=document.get("provenance") or {}, expected_arrays=expected)
+
+
 def read_entry(directory: Path) -> Entry:
     """Read one entry directory; raises ``ValueError`` naming the file for an unknown format."""
     directory = Path(directory)
@@ -139,28 +160,28 @@ def read_entry(directory: Path) -> Entry:
         raise ValueError(f"{directory / 'entry.json'}: format {document.get('format')!r}, expected {FORMAT!r}")
     stored = document["arrays"]
     if stored == "arrays.npz":
-        with np.load(io.BytesIO((directory / "arrays.npz").read_bytes()), allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
+        arrays = _npz((directory / "arrays.npz").read_bytes())
     else:
         arrays = {
             name: np.asarray(spec["values"], dtype=np.float64).astype(spec["dtype"]).reshape(spec["shape"])
             for name, spec in stored.items()
         }
-    expected = {k.removeprefix(EXPECTED_PREFIX): v for k, v in arrays.items() if k.startswith(EXPECTED_PREFIX)}
-    inputs = {k: v for k, v in arrays.items() if not k.startswith(EXPECTED_PREFIX)}
-    return Entry(
-        property=document["property"],
-        backends=tuple(document["backends"]),
-        kind=document["kind"],
-        signature=document["signature"],
-        case=Case.from_parts(document["case"], inputs),
-        expected=document.get("expected") or {},
-        seen=document.get("seen") or {},
-        provenance=document.get("provenance") or {},
-        known_failure=document.get("known_failure"),
-        expected_arrays=expected,
-        id=document["id"],
-    )
+    return _from_stored(document, arrays)
+
+
+def to_bytes(entry: Entry) -> bytes:
+    """The entry as one archive (its document and every array): how shards share findings."""
+    document = json.dumps(entry.to_json("arrays.npz"), sort_keys=True, default=_plain).encode()
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **{DOCUMENT_KEY: np.frombuffer(document, dtype=np.uint8)}, **_all_arrays(entry))
+    return buffer.getvalue()
+
+
+def from_bytes(value: bytes) -> Entry:
+    """The inverse of ``to_bytes``."""
+    arrays = _npz(value)
+    document = json.loads(arrays.pop(DOCUMENT_KEY).tobytes())
+    return _from_stored(document, arrays)
 
 
 def entry_dirs(root: Path) -> Iterator[Path]:
@@ -176,6 +197,17 @@ def entry_dirs(root: Path) -> Iterator[Path]:
 def load(root: Path) -> list[Entry]:
     """Every entry under ``root``."""
     return [read_entry(d) for d in entry_dirs(root)]
+
+
+def marks(root: Path) -> dict[str, KnownMark]:
+    """Entry id -> ``known_failure`` mark, for every marked entry under ``root`` (reads no arrays)."""
+    found = {}
+    for directory in entry_dirs(root):
+        document = json.loads((directory / "entry.json").read_text())
+        mark = KnownMark.from_json(document.get("known_failure"))
+        if mark is not None:
+            found[document["id"]] = mark
+    return found
 
 
 def merge(sources: list[Path], destination: Path) -> tuple[int, int]:

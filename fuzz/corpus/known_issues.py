@@ -1,21 +1,28 @@
-"""Known findings in real implementations: what they get wrong, on which inputs, in which versions.
+"""Known findings in real implementations, and the one place that decides whether a finding is known.
 
-Each entry says which backend is at fault, which cases it affects and how it fails (the
-error-parity kind for invalid inputs, or ``wrong-result`` for valid ones). A wrong result comes
-with a model of what the implementation actually computes (the oracle run on the inputs as the
-implementation misreads them), so a test can prove the finding is still exactly what it was. A
-campaign counts a case an entry covers as known instead of reporting it again. A fixed
-implementation makes the documenting tests fail: that is the signal to retire the entry.
+Each ``KnownIssue`` says which backend is at fault, which cases it affects and how it fails (a
+``Kind``: ``MISMATCH`` for a wrong result on valid input, the error-parity kind for invalid
+input). A wrong result comes with a model of what the implementation actually computes (the oracle
+run on the inputs as the implementation misreads them), so a test can prove the finding is still
+exactly what it was. A fixed implementation makes the documenting tests fail: that is the signal
+to retire the entry.
+
+``Classifier`` answers "is this finding known?" for campaigns, replay and tests alike: known when a
+documented issue covers it (its backend among the failing ones, same kind, the case affected), or
+when a corpus entry with the finding's id carries a ``known_failure`` mark naming one of its backends.
+``affecting`` answers the question asked before a case runs: does a documented issue of this
+backend affect it (so the backend may sit the case out once the issue is shrunk)?
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from fuzz.engine.case import Case
+from fuzz.findings import Finding, Kind, KnownMark
 from oracles.validation import DELTA_RULES, ValidationError
 
 
@@ -28,15 +35,21 @@ class KnownIssue:
     """The backend at fault (its name in the factory)."""
     versions: str
     """The versions in which it was seen."""
-    kind: str
-    """``"wrong-result"`` (a valid case), or the error-parity kind for an invalid one (``"crash"``,
-    ``"accepted-invalid"``)."""
+    kind: Kind
+    """``MISMATCH`` for a wrong result on a valid case, or the error-parity kind for an invalid one."""
     summary: str
     applies: Callable[[Case], bool]
     """True for the cases the issue affects."""
     misread: Callable[[Case], Case] | None = None
     """For a wrong result: the case as the implementation effectively reads it (the oracle on it
     reproduces the implementation)."""
+
+    def mark(self) -> KnownMark:
+        return KnownMark(backend=self.backend, issue=self.id, implementation=self.versions, explanation=self.summary)
+
+    def covers(self, finding: Finding) -> bool:
+        """Whether ``finding`` is an instance of this issue."""
+        return self.backend in finding.backends and self.kind == finding.kind and self.applies(finding.case)
 
 
 def _broken_input(case: Case) -> str:
@@ -76,7 +89,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         id="ort-webgpu-shared-beta",
         backend="ort-webgpu",
         versions=WEBGPU_EP,
-        kind="wrong-result",
+        kind=Kind.MISMATCH,
         summary=(
             "A shared beta of shape (B, T, 1) is indexed as if it were (B, T, H_kv) by the delta rules "
             "(delta, gated_delta) when H_kv > 1: head h of token t in batch b uses the beta at flat "
@@ -90,7 +103,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         id="ort-webgpu-kv-heads-zero",
         backend="ort-webgpu",
         versions=WEBGPU_EP,
-        kind="crash",
+        kind=Kind.CRASH,
         summary="kv_num_heads = 0 kills the process with SIGFPE (an integer division by zero) instead of an error.",
         applies=lambda case: case.attrs.get("kv_num_heads") == 0,
     ),
@@ -98,7 +111,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         id="ort-webgpu-empty-sequence",
         backend="ort-webgpu",
         versions=WEBGPU_EP,
-        kind="crash",
+        kind=Kind.CRASH,
         summary=(
             "T = 0 kills the process with SIGSEGV, for every rule and dtype, with or without a past "
             "state; the contract allows a rejection or a pass-through, never a crash."
@@ -109,7 +122,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         id="ort-webgpu-unvalidated-shapes",
         backend="ort-webgpu",
         versions=WEBGPU_EP,
-        kind="accepted-invalid",
+        kind=Kind.ACCEPTED_INVALID,
         summary=(
             "At W = 0 the shapes of decay, beta and past_state are not validated (wrong rank, wrong "
             "last dimension, batch or sequence mismatch, a 5-D past): the EP returns values where the "
@@ -120,9 +133,41 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
 )
 
 
-def known_issue(backend: str, case: Case) -> KnownIssue | None:
-    """The known issue of ``backend`` that affects ``case``, if any."""
-    for issue in KNOWN_ISSUES:
-        if issue.backend == backend and issue.applies(case):
-            return issue
-    return None
+def affecting(backend: str, case: Case) -> KnownIssue | None:
+    """The documented issue of ``backend`` that affects ``case``, if any."""
+    return next((i for i in KNOWN_ISSUES if i.backend == backend and i.applies(case)), None)
+
+
+def issue(issue_id: str) -> KnownIssue:
+    """The documented issue with this id; raises ``KeyError`` naming the known ids."""
+    for known in KNOWN_ISSUES:
+        if known.id == issue_id:
+            return known
+    raise KeyError(f"no known issue {issue_id!r}; known: {', '.join(i.id for i in KNOWN_ISSUES)}")
+
+
+class Classifier:
+    """Decides whether a finding is known; ``marks`` are the corpus's ``known_failure`` marks by entry id."""
+
+    def __init__(self, marks: dict[str, KnownMark] | None = None) -> None:
+        self.marks = dict(marks or {})
+
+    @classmethod
+    def from_corpus(cls, entries: Iterable[tuple[str, KnownMark | None]]) -> Classifier:
+        """From ``(entry id, mark)`` pairs, e.g. every entry of a corpus."""
+        return cls({entry_id: mark for entry_id, mark in entries if mark is not None})
+
+    def documented(self, finding: Finding) -> KnownIssue | None:
+        """The documented issue that covers ``finding``, if any."""
+        return next((i for i in KNOWN_ISSUES if i.covers(finding)), None)
+
+    def classify(self, finding: Finding, entry_id: str | None = None) -> Finding:
+        """``finding`` with ``known`` set when it is known (and, for a documented issue, the issue's id
+        as its id). ``entry_id`` names the corpus entry the finding re-checks (replay), whose mark counts."""
+        documented = self.documented(finding)
+        if documented is not None:
+            return finding.with_(known=documented.mark(), id=entry_id or documented.id)
+        mark = self.marks.get(entry_id or finding.id)
+        if mark is not None and mark.backend in finding.backends:
+            return finding.with_(known=mark, id=entry_id or finding.id)
+        return finding

@@ -7,8 +7,9 @@ outputs. Each check ends in one verdict:
 
 - ``pass``: the property holds and the entry carries no mark (a fixed bug whose entry guards it);
 - ``regression``: it fails and no known-failure mark covers the failing backends;
-- ``still failing`` / ``now fixed``: the entry is marked as a known failure of an implementation,
-  and the failure is (or is no longer) there.
+- ``still failing`` / ``now fixed``: the failure is known (``fuzz.corpus.known_issues.Classifier``:
+  a documented issue, or the entry's own ``known_failure`` mark) and is (or, for a marked entry,
+  is no longer) there.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from fuzz.backends import Backend, Capabilities, Unsupported
-from fuzz.campaign.unit import resolve_property
 from fuzz.corpus.entry import Entry
+from fuzz.corpus.known_issues import Classifier
 from fuzz.engine.case import Case
-from fuzz.engine.properties import PropertyFailure
+from fuzz.engine.properties import resolve_property
+from fuzz.findings import PropertyFailure
 
 PASS, REGRESSION, STILL_FAILING, NOW_FIXED, SKIPPED = "pass", "regression", "still failing", "now fixed", "skipped"
 
@@ -54,41 +56,38 @@ class Verdict:
     verdict: str
     detail: str = ""
 
-    @property
-    def failed(self) -> bool:
-        return self.verdict == REGRESSION
-
     def line(self) -> str:
-        head = f"{self.verdict:<13} {self.entry.property}/{self.entry.id} [{', '.join(self.backends)}]"
+        head = f"{self.verdict:<13} {self.entry.finding.property}/{self.entry.id} [{', '.join(self.backends)}]"
         return f"{head}: {self.detail}" if self.detail else head
 
 
 def _judge(entry: Entry, backends: list[Backend]) -> Verdict:
     names = tuple(b.name for b in backends)
-    mark = entry.known_failure
+    mark = entry.finding.known
+    classifier = Classifier({entry.id: mark} if mark else {})
     try:
-        resolve_property(entry.property).check(entry.case, backends)
+        resolve_property(entry.finding.property).check(entry.finding.case, backends)
     except PropertyFailure as failure:
-        detail = f"{failure.kind}: {failure.signature}"
-        covered = mark is not None and mark.get("backend") in failure.backends
-        if covered:
-            return Verdict(entry, names, STILL_FAILING, f"{detail} (known: {mark.get('implementation')})")
+        found = classifier.classify(failure.finding, entry_id=entry.id)
+        detail = f"{found.kind}: {found.signature}"
+        if found.known is not None:
+            return Verdict(entry, names, STILL_FAILING, f"{detail} (known: {found.known.implementation})")
         return Verdict(entry, names, REGRESSION, detail)
-    if mark is not None and mark.get("backend") in names:
-        return Verdict(entry, names, NOW_FIXED, f"marked as failing in {mark.get('implementation')}: remove the mark")
+    if mark is not None and mark.backend in names:
+        return Verdict(entry, names, NOW_FIXED, f"marked as failing in {mark.implementation}: remove the mark")
     return Verdict(entry, names, PASS)
 
 
 def replay_entry(entry: Entry, available: dict[str, Backend]) -> list[Verdict]:
     """Every verdict for one entry given the backends available by name."""
+    recorded = entry.finding.backends
     if entry.expected_arrays:
-        reference = StoredBackend(entry.backends[0], entry.case, entry.expected_arrays)
-        return [_judge(entry, [reference, backend]) for name, backend in available.items()
-                if name not in entry.backends]
-    missing = [n for n in entry.backends if n not in available]
+        reference = StoredBackend(recorded[0], entry.finding.case, entry.expected_arrays)
+        return [_judge(entry, [reference, backend]) for name, backend in available.items() if name not in recorded]
+    missing = [n for n in recorded if n not in available]
     if missing:
-        return [Verdict(entry, entry.backends, SKIPPED, f"backend(s) not available: {', '.join(missing)}")]
-    return [_judge(entry, [available[n] for n in entry.backends])]
+        return [Verdict(entry, recorded, SKIPPED, f"backend(s) not available: {', '.join(missing)}")]
+    return [_judge(entry, [available[n] for n in recorded])]
 
 
 def replay(entries: Iterable[Entry], available: dict[str, Backend]) -> list[Verdict]:

@@ -2,13 +2,12 @@
 
 A case holds the arrays actually passed (past slots already poisoned, if poisoned), the attributes
 exactly as set (a key absent from ``attrs`` is an attribute absent from the node), and how the
-recurrent state is bound. It serialises losslessly to JSON metadata plus a NumPy archive.
+recurrent state is bound. ``metadata()`` and ``from_parts`` are the two halves of its one
+serialisation, the corpus entry (``fuzz.corpus.entry``), which adds the arrays losslessly.
 """
 
 from __future__ import annotations
 
-import io
-import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -134,15 +133,9 @@ class Case:
             "summary": self.summary(),
         }
 
-    def to_bytes(self) -> tuple[str, bytes]:
-        """``(metadata JSON, npz bytes)``: the two halves of a stored case."""
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **self.inputs)
-        return json.dumps(self.metadata(), indent=2, sort_keys=True), buf.getvalue()
-
     @classmethod
     def from_parts(cls, metadata: dict[str, Any], arrays: dict[str, np.ndarray]) -> Case:
-        """Rebuild a case from its metadata and arrays (the inverse of ``to_bytes``)."""
+        """Rebuild a case from its metadata (``metadata()``) and its arrays."""
         expected = set(metadata["inputs"])
         if set(arrays) != expected:
             raise ValueError(f"Case.from_parts: arrays {sorted(arrays)} do not match metadata {sorted(expected)}")
@@ -153,12 +146,6 @@ class Case:
             poison=metadata.get("poison"),
             notes=dict(metadata.get("notes", {})),
         )
-
-    @classmethod
-    def from_bytes(cls, metadata_json: str, npz: bytes) -> Case:
-        with np.load(io.BytesIO(npz), allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-        return cls.from_parts(json.loads(metadata_json), arrays)
 
     def identical(self, other: Case) -> bool:
         """Bitwise equality of arrays and equality of everything else."""

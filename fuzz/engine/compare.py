@@ -291,6 +291,15 @@ class Mismatch:
                  ("value col", self.col)]
         return ", ".join(f"{name} {value}" for name, value in parts if value is not None)
 
+    def facts(self) -> dict[str, Any]:
+        """Where and by how much the comparison failed, as JSON-ready values (for findings and reports)."""
+        facts: dict[str, Any] = {"pair": "/".join(self.backends), "tensor": self.tensor, "slot": self.slot,
+                                 "reason": self.reason, "where": self.where(), "ratio": float(self.ratio)}
+        for name in ("error", "tolerance", "actual", "expected"):
+            value = getattr(self, name)
+            facts[name] = None if value is None else float(value)
+        return facts
+
     def report(self) -> str:
         """Readable multi-line account of the failure."""
         a, b = self.backends

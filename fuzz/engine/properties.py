@@ -1,40 +1,29 @@
 """The differential engine: SPEC §4's correctness plan as named properties, driven by Hypothesis.
 
 Each ``Property`` pairs a strategy (which cases it needs) with a check (what must hold on every
-selected backend). A check raises ``PropertyFailure`` on violation and otherwise returns a
-``CheckResult`` (largest error/tolerance ratio, comparisons made, backends skipped and why).
-``run_property`` drives one property under Hypothesis with ``target()`` on the error ratio and
-``event()`` on the axes exercised, and returns the shrunk failure; ``reproduce`` re-checks one
-saved case. The float64 oracle (``oracles``) is always the exact answer behind tolerances.
-
-Run ``python -m fuzz.engine.properties CASE_DIR PROPERTY BACKEND[,BACKEND...]`` to reproduce a saved case.
+selected backend). A check raises ``fuzz.findings.PropertyFailure`` (carrying a ``Finding``) on
+violation and otherwise returns a ``CheckResult`` (largest error/tolerance ratio, comparisons made,
+backends skipped and why). The float64 oracle (``oracles``) is always the exact answer behind
+tolerances. Hypothesis drives the properties in one place, ``fuzz.campaign.unit.run_unit``, for
+tests and campaigns alike; ``lafuzz repro`` re-checks one saved case.
 """
 
 from __future__ import annotations
 
-import hashlib
+import importlib
 import itertools
-import json
-import sys
-import tempfile
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
-from hypothesis import event, given, target
-from hypothesis import settings as Settings
 from hypothesis import strategies as st
-from hypothesis.errors import FlakyFailure
 
 import oracles
-from fuzz.backends import Backend, Crashed, Rejected, TimedOut, Unsupported, create
+from fuzz.backends import Backend, Crashed, Rejected, TimedOut, Unsupported
 from fuzz.engine.bad_inputs import PASS_THROUGH_RULES, invalid_cases
 from fuzz.engine.case import Case
 from fuzz.engine.compare import (
-    RATIO_CAP,
     Blocks,
     Exact,
     Match,
@@ -46,15 +35,15 @@ from fuzz.engine.compare import (
 )
 from fuzz.engine.strategies import (
     Limits,
-    case_axes,
     cases,
     poisoned_cases,
     resume_cases,
     short_cases,
     with_clean_past,
 )
+from fuzz.findings import Finding, Kind, PropertyFailure
 from oracles.prefix import SEQUENCE_INPUTS
-from oracles.validation import ValidationError, validate
+from oracles.validation import validate
 
 
 @dataclass
@@ -72,26 +61,6 @@ class CheckResult:
     campaign report plots these per backend pair and per slot)."""
 
 
-class PropertyFailure(AssertionError):
-    """A property does not hold: which one, on which backends, what went wrong, and where.
-
-    ``signature`` is stable across random values (property, backends, kind, detail), for
-    de-duplicating findings; ``report`` is the human text; ``case`` the failing case.
-    """
-
-    def __init__(self, *, property: str, backends: tuple[str, ...], kind: str, detail: str, report: str,
-                 mismatch: Mismatch | None = None, case: Case | None = None) -> None:
-        super().__init__(report)
-        self.property = property
-        self.backends = backends
-        self.kind = kind
-        self.detail = detail
-        self.signature = f"{property}/{'+'.join(backends)}/{kind}/{detail}"
-        self.report = report
-        self.mismatch = mismatch
-        self.case = case
-
-
 @dataclass(frozen=True)
 class Property:
     """A named correctness property: the cases it needs and the check every backend must pass."""
@@ -100,6 +69,9 @@ class Property:
     description: str
     strategy: Callable[[Limits], st.SearchStrategy[Case]]
     check: Callable[[Case, Sequence[Backend]], CheckResult | None]
+    invalid_input: bool = False
+    """Feeds input that breaks the contract: the input that kills native code, so backends that
+    declare ``crash_prone`` run it in a crash-isolated worker (``fuzz.backends.create(isolate=True)``)."""
 
 
 Result = tuple[np.ndarray, np.ndarray]
@@ -119,12 +91,13 @@ class _Check:
         case = case or self.case
         return exact_answer(case.inputs, case.attrs)
 
-    def fail(self, kind: str, backends: tuple[str, ...], detail: str, text: str,
+    def fail(self, kind: Kind, backends: tuple[str, ...], detail: str, text: str,
              mismatch: Mismatch | None = None) -> PropertyFailure:
-        report = f"[{self.prop}] {kind} on {', '.join(backends)}: {text}\n  case: {self.case.summary()}"
-        return PropertyFailure(property=self.prop, backends=backends, kind=kind, detail=detail,
-                               report=mismatch.report() if mismatch else report, mismatch=mismatch,
-                               case=self.case)
+        report = mismatch.report() if mismatch else f"[{self.prop}] {kind} on {', '.join(backends)}: {text}\n" \
+            f"  case: {self.case.summary()}"
+        return PropertyFailure(Finding.of(property=self.prop, backends=backends, kind=kind, detail=detail,
+                                          report=report, case=self.case,
+                                          mismatch=mismatch.facts() if mismatch else None))
 
     def skip(self, who: str, why: str) -> None:
         self.result.skipped[who] = why
@@ -143,16 +116,15 @@ class _Check:
             self.skip(backend.name, err.message)
             return None
         except Rejected as err:
-            raise self.fail("rejected-valid", (backend.name,), "valid-input",
+            raise self.fail(Kind.REJECTED_VALID, (backend.name,), "valid-input",
                             f"rejected a valid case: {err.message}") from err
         except (Crashed, TimedOut) as err:
-            kind = "crash" if isinstance(err, Crashed) else "timeout"
-            raise self.fail(kind, (backend.name,), "valid-input", err.message) from err
+            raise self.fail(_failure_kind(err), (backend.name,), "valid-input", err.message) from err
         clobbered = [n for n, x in before.items() if x.tobytes() != case.inputs[n].tobytes()]
         for name in clobbered:
             case.inputs[name][...] = before[name]
         if clobbered:
-            raise self.fail("clobbered-input", (backend.name,), clobbered[0],
+            raise self.fail(Kind.CLOBBERED_INPUT, (backend.name,), clobbered[0],
                             f"the call wrote into the caller's {', '.join(clobbered)} (not an aliased binding)")
         return np.asarray(output), np.asarray(state)
 
@@ -171,7 +143,7 @@ class _Check:
                                     depth=depth, where=where, **options)
         except MismatchError as err:
             m = err.mismatch
-            raise self.fail("mismatch", backends, f"{tensor}:{m.reason}{detail}", "", m) from err
+            raise self.fail(Kind.MISMATCH, backends, f"{tensor}:{m.reason}{detail}", "", m) from err
         self.result.max_ratio = max(self.result.max_ratio, float(ratios.max(initial=0.0)))
         self.result.comparisons += 1
         self._note_parts("/".join(backends), tensor, ratios)
@@ -190,6 +162,10 @@ class _Check:
         for part, value in worst.items():
             key = f"{pair}|{part}"
             self.result.parts[key] = max(self.result.parts.get(key, 0.0), value)
+
+
+def _failure_kind(err: Crashed | TimedOut) -> Kind:
+    return Kind.CRASH if isinstance(err, Crashed) else Kind.TIMEOUT
 
 
 def _at_window_zero(case: Case) -> Case:
@@ -360,13 +336,12 @@ def check_error_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
             result = b.run(case)
         except Rejected as err:
             if not err.message.strip():
-                raise c.fail("unclear-error", (b.name,), rule, "rejected with an empty message") from err
+                raise c.fail(Kind.UNCLEAR_ERROR, (b.name,), rule, "rejected with an empty message") from err
             rejected[b.name] = err.message
         except Unsupported as err:
             c.skip(b.name, err.message)
         except (Crashed, TimedOut) as err:
-            kind = "crash" if isinstance(err, Crashed) else "timeout"
-            raise c.fail(kind, (b.name,), rule, f"on input breaking {rule!r}: {err.message}") from err
+            raise c.fail(_failure_kind(err), (b.name,), rule, f"on input breaking {rule!r}: {err.message}") from err
         else:
             result = (np.asarray(result[0]), np.asarray(result[1]))
             if not (rule in PASS_THROUGH_RULES and _passes_through(case, result)):
@@ -374,7 +349,7 @@ def check_error_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
         c.result.comparisons += 1
     if accepted:
         others = "; ".join(f"{name} rejected it: {msg}" for name, msg in rejected.items()) or "no backend rejected it"
-        raise c.fail("accepted-invalid", (accepted[0], *list(rejected)[:1]), rule,
+        raise c.fail(Kind.ACCEPTED_INVALID, (accepted[0], *list(rejected)[:1]), rule,
                      f"returned values for an input breaking {rule!r} ({others})")
     return c.result
 
@@ -396,154 +371,19 @@ PROPERTIES: dict[str, Property] = {
         Property("aliasing", "aliased past/present state binding gives the bits of separate buffers",
                  lambda limits: cases(limits, aliased=True), check_aliasing),
         Property("error-parity", "every backend rejects each broken rule with a message, never returns values "
-                 "or crashes", invalid_cases, check_error_parity),
+                 "or crashes", invalid_cases, check_error_parity, invalid_input=True),
     )
 }
 """Every property, in a fixed order."""
 
 
-# ---- driving Hypothesis -----------------------------------------------------------------------
-
-@dataclass
-class RunStats:
-    """What ``run_property`` did: examples, how many checked something, skips, worst ratio."""
-
-    examples: int = 0
-    checked: int = 0
-    max_ratio: float = 0.0
-    skips: Counter = field(default_factory=Counter)
-    """``"backend: reason"`` -> examples skipped for it."""
-
-
-def _axes(case: Case) -> list[str]:
+def resolve_property(name: str) -> Property:
+    """A property by registry name or ``module:attribute`` (a test's own property, importable by
+    spawned workers too); raises ``KeyError`` listing the known ones."""
+    if ":" in name:
+        module_name, _, attribute = name.partition(":")
+        return getattr(importlib.import_module(module_name), attribute)
     try:
-        return case_axes(case)
-    except ValidationError:
-        return [f"broken-rule={case.notes.get('broken_rule')}", f"dtype={case.dtype}"]
-
-
-def save_case(case: Case, directory: Path) -> Path:
-    """Write ``case.json`` (metadata) and ``case.npz`` (arrays) into ``directory``; return it."""
-    directory.mkdir(parents=True, exist_ok=True)
-    metadata, arrays = case.to_bytes()
-    (directory / "case.json").write_text(metadata)
-    (directory / "case.npz").write_bytes(arrays)
-    return directory
-
-
-def load_case(directory: Path) -> Case:
-    """Read a case written by ``save_case``."""
-    return Case.from_bytes((directory / "case.json").read_text(), (directory / "case.npz").read_bytes())
-
-
-def reproduce_command(directory: Path, property_name: str, backend_names: Sequence[str]) -> str:
-    """The one command that re-checks a saved case."""
-    return f"python -m fuzz.engine.properties {directory} {property_name} {','.join(backend_names)}"
-
-
-def _record_failure(failure: PropertyFailure, backends: Sequence[Backend], save_dir: Path | None) -> Path:
-    """Save the failing case with its report; return where."""
-    digest = hashlib.sha1(failure.signature.encode()).hexdigest()[:10]
-    root = save_dir if save_dir is not None else Path(tempfile.gettempdir()) / "lafuzz-failures"
-    directory = save_case(failure.case, root / f"{failure.property}-{digest}")
-    names = [b.name for b in backends]
-    (directory / "failure.json").write_text(json.dumps({
-        "property": failure.property, "backends": names, "kind": failure.kind,
-        "signature": failure.signature, "report": failure.report,
-    }, indent=2))
-    return directory
-
-
-def run_property(
-    prop: Property,
-    backends: Sequence[Backend],
-    *,
-    limits: Limits,
-    settings: Settings,
-    stats: RunStats | None = None,
-    save_dir: Path | None = None,
-) -> PropertyFailure | None:
-    """Search for a violation of ``prop`` on ``backends``; return the shrunk failure, or None.
-
-    Each example records its axes with ``event()`` and its error ratio with ``target()``. A
-    failure's minimal case is saved (under ``save_dir``, default a temporary folder) and its
-    summary and reproduce command are printed and appended to ``failure.report``. ``stats``, if
-    given, is filled in: a run where ``stats.checked == 0`` checked nothing and must not be read
-    as a pass.
-    """
-    stats = stats if stats is not None else RunStats()
-
-    def body(case: Case) -> None:
-        for axis in _axes(case):
-            event(axis)
-        result = prop.check(case, backends) or CheckResult()
-        stats.examples += 1
-        stats.checked += result.comparisons > 0
-        stats.max_ratio = max(stats.max_ratio, result.max_ratio)
-        for who, why in result.skipped.items():
-            event(f"skipped {who}")
-            stats.skips[f"{who}: {why}"] += 1
-        target(min(result.max_ratio, RATIO_CAP), label=f"{prop.name} error/tolerance")
-
-    # a distinct database key per property and backend selection
-    body._hypothesis_internal_add_digest = f"{prop.name}:{','.join(b.name for b in backends)}".encode()
-    test = Settings(settings, report_multiple_bugs=False)(given(prop.strategy(limits))(body))
-    try:
-        test()
-    except PropertyFailure as found:
-        failure = found
-    except FlakyFailure as flaky:
-        # the failure did not recur when Hypothesis replayed the case (a racy or stateful backend)
-        failure = next((e for e in flaky.exceptions if isinstance(e, PropertyFailure)), None)
-        if failure is None:
-            raise
-        failure.report += "\nflaky: this case did not fail on every run"
-    else:
-        return None
-    directory = _record_failure(failure, backends, save_dir)
-    command = reproduce_command(directory, prop.name, [b.name for b in backends])
-    failure.report += f"\nminimal case: {failure.case.summary()}\nreproduce: {command}"
-    print(failure.report)
-    return failure
-
-
-def reproduce(case: Case, property_name: str, backend_names: list[str]) -> PropertyFailure | None:
-    """Check one case against one property on freshly created backends; the failure, or None.
-
-    Raises ``KeyError`` for an unknown property or backend, ``Unavailable`` for a missing one.
-    """
-    try:
-        prop = PROPERTIES[property_name]
+        return PROPERTIES[name]
     except KeyError:
-        raise KeyError(f"unknown property {property_name!r}; known: {', '.join(PROPERTIES)}") from None
-    backends = [create(name) for name in backend_names]
-    try:
-        prop.check(case, backends)
-    except PropertyFailure as failure:
-        return failure
-    finally:
-        for b in backends:
-            b.close()
-    return None
-
-
-def main(argv: list[str]) -> int:
-    """``python -m fuzz.engine.properties CASE_DIR PROPERTY BACKENDS``: 1 and the report if it fails."""
-    if len(argv) != 3:
-        print("usage: python -m fuzz.engine.properties CASE_DIR PROPERTY BACKEND[,BACKEND...]", file=sys.stderr)
-        return 2
-    from fuzz.cli import _prepare_environment
-
-    _prepare_environment()
-    case = load_case(Path(argv[0]))
-    print(f"case: {case.summary()}")
-    failure = reproduce(case, argv[1], argv[2].split(","))
-    if failure is None:
-        print(f"{argv[1]}: holds on {argv[2]}")
-        return 0
-    print(failure.report)
-    return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+        raise KeyError(f"unknown property {name!r}; known: {', '.join(PROPERTIES)}") from None

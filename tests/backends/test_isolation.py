@@ -13,7 +13,7 @@ import pytest
 
 from fuzz.backends import Crashed, Rejected, TimedOut, Unavailable, create
 from fuzz.backends.base import Backend, Capabilities
-from fuzz.backends.isolation import WorkerError, isolated
+from fuzz.backends.isolation import IsolatedBackend, WorkerError
 from fuzz.engine.case import Case
 
 
@@ -49,7 +49,7 @@ def _case(action: str | None = None) -> Case:
 
 @pytest.fixture(scope="module")
 def worker():
-    backend = isolated("test_isolation:MisbehavingBackend", timeout_s=3.0)
+    backend = IsolatedBackend("test_isolation:MisbehavingBackend", timeout_s=3.0)
     yield backend
     backend.close()
 
@@ -91,7 +91,7 @@ def test_unavailable_backend_is_unavailable_when_isolated():
     else:
         pytest.skip("this machine has the CUDA EP: nothing unavailable to check with")
     with pytest.raises(Unavailable, match=r"ort-cuda: this onnxruntime has no CUDAExecutionProvider"):
-        isolated("ort-cuda")
+        create("ort-cuda", isolate=True)
 
 
 def test_isolated_ort_cpu_equals_in_process():
@@ -100,10 +100,24 @@ def test_isolated_ort_cpu_equals_in_process():
     except Unavailable as err:
         pytest.skip(str(err))
     case = _case().with_inputs(query=np.linspace(-1, 1, 8, dtype=np.float32).reshape(1, 2, 4))
-    backend = isolated("ort-cpu")
+    backend = create("ort-cpu", isolate=True)
     try:
         assert backend.capabilities() == direct.capabilities()
         for got, want in zip(backend.run(case), direct.run(case), strict=True):
             assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    finally:
+        backend.close()
+
+
+def test_isolation_is_chosen_by_the_backend():
+    """``create(..., isolate=True)`` isolates the backends that declare themselves crash-prone, only those."""
+    oracle = create("oracle", isolate=True)
+    assert not isinstance(oracle, IsolatedBackend) and not oracle.crash_prone
+    try:
+        backend = create("ort-cpu", isolate=True)
+    except Unavailable as err:
+        pytest.skip(str(err))
+    try:
+        assert isinstance(backend, IsolatedBackend) and backend.name == "ort-cpu"
     finally:
         backend.close()

@@ -9,7 +9,6 @@ from support.ort_cases import assert_agrees_with_oracle, fixed_case
 
 import oracles
 from fuzz.backends import Crashed, Rejected, Unavailable, Unsupported, create
-from fuzz.backends.isolation import isolated
 from fuzz.backends.ort_session import WindowUnsupported
 from oracles.validation import UPDATE_RULES
 
@@ -135,7 +134,7 @@ def test_continuation_at_w_gt_0_needs_a_native_window(backend):
 def test_seq_len_zero_neither_crashes_nor_invents_state(backend):
     """T = 0 is outside the contract: reject or pass the state through, never crash (run isolated)."""
     case = fixed_case("linear", seq_len=0)
-    worker = isolated(backend.name)
+    worker = create(backend.name, isolate=True)
     try:
         output, state = worker.run(case)
     except Rejected:

@@ -16,17 +16,17 @@ import pytest
 from support.fakes import REPAIRED_ENV, BrokenBackend
 
 from fuzz.backends.oracle import OracleBackend
-from fuzz.campaign.campaign import (
+from fuzz.campaign.campaign import CampaignConfig, run_campaign
+from fuzz.campaign.progress import Progress
+from fuzz.campaign.summary import (
     EXIT_CLEAN,
     EXIT_INTERRUPTED,
     EXIT_NEW_FINDINGS,
     EXIT_NOTHING_CHECKED,
-    CampaignConfig,
+    Summary,
     exit_status,
-    run_campaign,
 )
-from fuzz.campaign.progress import Progress
-from fuzz.campaign.worker import available_backends
+from fuzz.campaign.worker import probe
 from fuzz.corpus import entry as corpus
 from fuzz.corpus.replay import NOW_FIXED, REGRESSION, STILL_FAILING, replay
 
@@ -34,7 +34,7 @@ BROKEN = "support.fakes:BrokenBackend"
 KNOWN = "support.fakes:SharedBetaBackend"
 
 
-def _run(tmp_path, name: str, jobs: int = 1, seed: int = 11) -> dict:
+def _run(tmp_path, name: str, jobs: int = 1, seed: int = 11) -> Summary:
     config = CampaignConfig(properties=["backends-agree"], backends=["oracle", BROKEN], seed=seed, jobs=jobs,
                             time_budget=None, example_budget=40, examples_per_unit=20, limits="ci",
                             out=tmp_path / name, known_corpus=None)
@@ -43,23 +43,25 @@ def _run(tmp_path, name: str, jobs: int = 1, seed: int = 11) -> dict:
 
 def test_planted_bug_is_found_saved_replayed_and_then_fixed(tmp_path, monkeypatch):
     summary = _run(tmp_path, "first")
-    assert summary["exit_status"] == 1 and summary["findings"], "the planted bug was not found"
-    finding = summary["findings"][0]
+    assert summary.exit_status == 1 and summary.findings, "the planted bug was not found"
+    finding = summary.findings[0]
     assert finding["backends"] == ["oracle", "broken"] and finding["kind"] == "mismatch"
+    assert Summary.read(tmp_path / "first" / "summary.json").to_json() == json.loads(json.dumps(summary.to_json()))
     assert "slot 0" in finding["mismatch"]["where"]
     entries = corpus.load(tmp_path / "first" / "corpus")
-    assert [e.id for e in entries] == [f["id"] for f in summary["findings"]]
+    assert [e.id for e in entries] == [f["id"] for f in summary.findings]
     assert entries[0].provenance["backends"]["broken"]["device"]
+    assert entries[0].finding.known is None
     html = (tmp_path / "first" / "report.html").read_text()
     assert "lafuzz repro" in html and "data:image/png;base64," in html
 
     again = _run(tmp_path, "second")
-    assert [f["id"] for f in again["findings"]] == [f["id"] for f in summary["findings"]]
+    assert [f["id"] for f in again.findings] == [f["id"] for f in summary.findings]
 
     available = {"oracle": OracleBackend(), "broken": BrokenBackend()}
     assert [v.verdict for v in replay(entries, available)] == [REGRESSION] * len(entries)
 
-    path = tmp_path / "first" / "corpus" / entries[0].property / entries[0].id / "entry.json"
+    path = tmp_path / "first" / "corpus" / entries[0].finding.property / entries[0].id / "entry.json"
     document = json.loads(path.read_text())
     document["known_failure"] = {"backend": "broken", "implementation": "the test's BrokenBackend",
                                  "explanation": "slot 0 is doubled on purpose"}
@@ -84,9 +86,9 @@ def test_command_line_finds_with_workers_and_replays(tmp_path):
                   "--corpus", str(tmp_path / "none"))
     assert result.returncode == 1, result.stderr[-2000:]
     assert "[lafuzz]" in result.stderr and "cases" in result.stderr
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["findings"] and summary["examples"] >= 40
-    entry_dir = summary["findings"][0]["corpus_path"]
+    summary = Summary.read(out / "summary.json")
+    assert summary.findings and summary.examples >= 40
+    entry_dir = summary.findings[0]["corpus_path"]
     repro = _cli("repro", entry_dir, "--backends", f"oracle,{BROKEN}")
     assert repro.returncode == 1 and "regression" in repro.stdout, repro.stdout + repro.stderr
 
@@ -104,12 +106,13 @@ def test_real_backends_short_campaign(tmp_path):
     config = CampaignConfig(properties=["backends-agree", "leading-zeros"],
                             backends=["oracle", "ort-cpu", "wgpu"], seed=1, time_budget=None,
                             example_budget=20, examples_per_unit=10, out=tmp_path / "real")
-    config.backends, config.unavailable = available_backends(config.backends)
-    summary = run_campaign(config, Progress(interval=60))
-    assert summary["checked_examples"] >= 20 and summary["units"] == 2
-    assert set(summary["backends"]) == set(config.backends)
-    new = [f for f in summary["findings"] if not f["known_failure"]]
-    assert summary["exit_status"] == (1 if new else 0), new
+    found = probe(config.backends)
+    config.backends, config.unavailable = found.usable, found.missing
+    summary = run_campaign(config, Progress(interval=60), backend_info=found.described)
+    assert summary.checked_examples >= 20 and summary.units == 2
+    assert set(summary.backends) == set(config.backends)
+    new = [f for f in summary.findings if not f["known_failure"]]
+    assert summary.exit_status == (1 if new else 0), new
 
 
 def test_known_issue_is_saved_once_marked_and_does_not_fail_the_campaign(tmp_path):
@@ -118,11 +121,11 @@ def test_known_issue_is_saved_once_marked_and_does_not_fail_the_campaign(tmp_pat
                             example_budget=60, examples_per_unit=30, limits="ci", out=tmp_path / "known",
                             known_corpus=None)
     summary = run_campaign(config, Progress(interval=60))
-    assert summary["exit_status"] == 0, summary["findings"]
-    [finding] = summary["findings"]
+    assert summary.exit_status == 0, summary.findings
+    [finding] = summary.findings
     assert finding["id"] == "ort-webgpu-shared-beta" and finding["known_failure"]["issue"] == finding["id"]
     entry = corpus.read_entry(Path(finding["corpus_path"]))
-    assert entry.known_failure["backend"] == "ort-webgpu"
+    assert entry.finding.known.backend == "ort-webgpu"
 
 
 def test_exit_status_is_honest():
@@ -152,7 +155,7 @@ def test_ctrl_c_stops_running_units_and_keeps_their_results(tmp_path):
         time.sleep(0.1)
     os.killpg(process.pid, signal.SIGINT)
     output = process.communicate(timeout=120)[0].decode(errors="replace")
-    summary = json.loads((out / "summary.json").read_text())
+    summary = Summary.read(out / "summary.json")
     assert process.returncode == EXIT_INTERRUPTED, output[-2000:]
-    assert summary["units_abandoned"] == 0 and summary["examples"] > 0, output[-2000:]
-    assert not [f for f in summary["findings"] if not f["known_failure"]], "an interrupted worker read as a finding"
+    assert summary.units_abandoned == 0 and summary.examples > 0, output[-2000:]
+    assert not [f for f in summary.findings if not f["known_failure"]], "an interrupted worker read as a finding"

@@ -63,9 +63,9 @@ def test_two_shards_run_disjoint_units_and_merge(tmp_path):
     keys = [set(s["database_keys"]) for s in summaries]
     assert keys[0] and keys[1] and not keys[0] & keys[1], "shards must not share work units"
     merged = merge_runs([tmp_path / "shard1", tmp_path / "shard2"], tmp_path / "merged")
-    assert merged["examples"] == summaries[0]["examples"] + summaries[1]["examples"]
-    assert merged["units"] == 6
-    assert set(merged["database_keys"]) == keys[0] | keys[1]
+    assert merged.examples == summaries[0]["examples"] + summaries[1]["examples"]
+    assert merged.units == 6
+    assert set(merged.database_keys) == keys[0] | keys[1]
     assert (tmp_path / "merged" / "report.html").read_text().startswith("<!doctype html>")
-    assert sum(merged["database_values_copied"].values()) > 0
+    assert sum(merged.database_values_copied.values()) > 0
     assert main(["report", str(tmp_path / "merged")]) == 0

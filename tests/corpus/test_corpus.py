@@ -10,6 +10,7 @@ import pytest
 from fuzz.corpus import entry as corpus
 from fuzz.corpus.cuda_reference import import_reference, load_reference
 from fuzz.engine.case import Case
+from fuzz.findings import Finding, Kind, KnownMark
 
 
 def _case(t: int = 2, poison: str | None = None) -> Case:
@@ -23,10 +24,14 @@ def _case(t: int = 2, poison: str | None = None) -> Case:
                                       "state_window": 2}, poison=poison)
 
 
-def _entry(case: Case, **extra) -> corpus.Entry:
-    return corpus.Entry(property="backends-agree", backends=("oracle", "wgpu"), kind="mismatch",
-                        signature="backends-agree/oracle+wgpu/mismatch/present_state:value", case=case,
-                        seen={"report": "text"}, provenance={"found": "now"}, **extra)
+def _entry(case: Case, known: KnownMark | None = None, **extra) -> corpus.Entry:
+    finding = Finding(property="backends-agree", backends=("oracle", "wgpu"), kind=Kind.MISMATCH,
+                      signature="backends-agree/oracle+wgpu/mismatch/present_state:value", report="text", case=case,
+                      known=known)
+    return corpus.Entry(finding, provenance={"found": "now"}, **extra)
+
+
+MARK = KnownMark(backend="wgpu", issue="", implementation="x", explanation="y")
 
 
 def test_tiny_finite_entry_is_inline_and_exact(tmp_path):
@@ -36,18 +41,18 @@ def test_tiny_finite_entry_is_inline_and_exact(tmp_path):
     assert document["format"] == corpus.FORMAT and isinstance(document["arrays"], dict)
     assert not (path / "arrays.npz").exists()
     back = corpus.read_entry(path)
-    assert back.case.identical(entry.case) and back.id == entry.id
+    assert back.finding.to_json() == entry.finding.to_json() and back.finding.case.identical(entry.finding.case)
 
 
 def test_poisoned_or_large_entry_uses_npz_and_keeps_bits(tmp_path):
-    entry = _entry(_case(t=40, poison="nan"), expected_arrays={"output": np.arange(3.0)},
-                   known_failure={"backend": "wgpu", "implementation": "x", "explanation": "y"})
+    entry = _entry(_case(t=40, poison="nan"), expected_arrays={"output": np.arange(3.0)}, known=MARK)
     path = corpus.write_entry(tmp_path, entry)
     assert (path / "arrays.npz").is_file()
     back = corpus.read_entry(path)
-    assert back.case.identical(entry.case)
+    assert back.finding.case.identical(entry.finding.case)
     assert np.array_equal(back.expected_arrays["output"], np.arange(3.0))
-    assert back.known_failure == entry.known_failure
+    assert back.finding.known == MARK
+    assert corpus.marks(tmp_path) == {entry.id: MARK}
 
 
 def test_unknown_format_is_refused_with_the_file_name(tmp_path):
@@ -60,15 +65,16 @@ def test_unknown_format_is_refused_with_the_file_name(tmp_path):
 
 
 def test_merge_keeps_the_first_copy(tmp_path):
-    marked = _entry(_case(), known_failure={"backend": "wgpu", "implementation": "x", "explanation": "y"})
+    marked = _entry(_case(), known=MARK)
     corpus.write_entry(tmp_path / "a", marked)
     corpus.write_entry(tmp_path / "b", _entry(_case()))
-    corpus.write_entry(tmp_path / "b", corpus.Entry(property="leading-zeros", backends=("oracle",),
-                                                    kind="mismatch", signature="other", case=_case(t=3)))
+    corpus.write_entry(tmp_path / "b", corpus.Entry(Finding(property="leading-zeros", backends=("oracle",),
+                                                            kind=Kind.MISMATCH, signature="other", report="",
+                                                            case=_case(t=3))))
     assert corpus.merge([tmp_path / "a", tmp_path / "b"], tmp_path / "m") == (2, 1)
     merged = corpus.load(tmp_path / "m")
     assert len(merged) == 2
-    assert next(e for e in merged if e.id == marked.id).known_failure is not None
+    assert next(e for e in merged if e.id == marked.id).finding.known == MARK
 
 
 def test_cuda_import_round_trips(tmp_path):
@@ -76,5 +82,5 @@ def test_cuda_import_round_trips(tmp_path):
     written = import_reference(tmp_path)
     assert len(written) == len(refs) == 64
     entry = corpus.read_entry(written[5])
-    assert entry.case.identical(refs[5].case)
+    assert entry.finding.case.identical(refs[5].case) and entry.finding.kind == Kind.REFERENCE
     assert np.array_equal(entry.expected_arrays["present_state"], refs[5].present_state)

@@ -13,30 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.backends import REGISTRY, Unavailable, create
-from fuzz.backends.isolation import isolated
-from fuzz.campaign.unit import ISOLATED_PROPERTIES
 from fuzz.corpus import entry as corpus
 from fuzz.corpus.replay import NOW_FIXED, REGRESSION, SKIPPED, STILL_FAILING, replay_entry
+from fuzz.engine.properties import PROPERTIES
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 ENTRIES = list(corpus.entry_dirs(CORPUS))
 CI_BACKENDS = ("oracle", "ort-cpu", "wgpu", "wgpu-dawn")
 """The backends that run a small case in milliseconds (ort-webgpu compiles a shader per new shape)."""
-
-
-@pytest.fixture(scope="module")
-def available():
-    """Every backend this machine has, created once for the module."""
-    backends = {}
-    for name in REGISTRY:
-        try:
-            backends[name] = create(name)
-        except Unavailable:
-            continue
-    yield backends
-    for backend in backends.values():
-        backend.close()
 
 
 def test_corpus_is_there():
@@ -45,28 +29,23 @@ def test_corpus_is_there():
 
 def _ci_backends(entry: corpus.Entry, number: int, available: dict) -> dict:
     """The backends one entry is replayed on in CI (see the module docstring)."""
-    if entry.known_failure and entry.expected_arrays:
-        names = [entry.known_failure["backend"]]
+    if entry.finding.known and entry.expected_arrays:
+        names = [entry.finding.known.backend]
     elif entry.expected_arrays:
         fast = [n for n in CI_BACKENDS if n in available]
         names = [fast[number % len(fast)]] if fast else []
     else:
-        names = list(entry.backends)
+        names = list(entry.finding.backends)
     return {n: available[n] for n in names if n in available}
 
 
 @pytest.mark.parametrize("number", range(len(ENTRIES)), ids=lambda i: f"{ENTRIES[i].parent.name}/{ENTRIES[i].name}")
-def test_replay_entry(number, available):
+def test_replay_entry(number, available, backend):
     entry = corpus.read_entry(ENTRIES[number])
     chosen = _ci_backends(entry, number, available)
-    if entry.property in ISOLATED_PROPERTIES:  # invalid input: the corpus holds cases that crash a backend
-        chosen = {name: isolated(name) for name in chosen}
-    try:
-        verdicts = replay_entry(entry, chosen)
-    finally:
-        if entry.property in ISOLATED_PROPERTIES:
-            for backend in chosen.values():
-                backend.close()
+    if PROPERTIES[entry.finding.property].invalid_input:  # the corpus holds cases that crash a backend
+        chosen = {name: backend(name, isolate=True) for name in chosen}
+    verdicts = replay_entry(entry, chosen)
     lines = "\n".join(v.line() for v in verdicts)
     assert not [v for v in verdicts if v.verdict in (REGRESSION, NOW_FIXED)], lines
     if all(v.verdict == SKIPPED for v in verdicts):

@@ -2,11 +2,15 @@
 
 Every mutant wraps the float64 oracle and breaks one thing a real kernel could get wrong. The
 mutants live here, not in the product: they exist only to prove that the properties have teeth.
-Each test also proves the failure is reproducible from the saved case alone.
+Each test also proves the failure is reproducible from the saved corpus entry alone, with the
+``lafuzz repro`` command its report prints.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,15 +19,26 @@ from hypothesis import settings
 
 import oracles
 from fuzz.backends import Backend, Capabilities, Crashed, Rejected, create
-from fuzz.campaign import profiles
+from fuzz.campaign.shard import WorkUnit
+from fuzz.campaign.unit import UnitResult, run_unit
+from fuzz.corpus.entry import read_entry
 from fuzz.engine.case import Case
-from fuzz.engine.properties import PROPERTIES, PropertyFailure, load_case, run_property
+from fuzz.engine.properties import PROPERTIES
 from fuzz.engine.strategies import Limits
+from fuzz.findings import PropertyFailure
 from oracles.recurrence import run_recurrence, seed_state
 from oracles.validation import GATED_RULES
 
-HUNT = settings(profiles.get("ci"), max_examples=200)
-"""Mutants hide in corners (fp16, T < W, GQA): give the search room; derandomized, so stable."""
+HUNT_EXAMPLES = 500
+"""Mutants hide in corners (fp16, T < W, GQA): the search gets at least this much room (under the
+default ``ci`` profile, derandomized, so stable)."""
+
+
+def _hunt(prop: str, mutant: Mutant, tmp_path: Path, examples: int = HUNT_EXAMPLES) -> UnitResult:
+    """Run ``prop`` on the oracle and ``mutant`` through the suite's one Hypothesis driver."""
+    hunt = settings(settings(), max_examples=max(examples, settings().max_examples))
+    return run_unit(WorkUnit(prop, 0, 0), [mutant.oracle, mutant], limits=Limits.ci(), settings=hunt,
+                    save_dir=tmp_path)
 
 
 class Mutant(Backend):
@@ -239,12 +254,10 @@ MUTANTS = [
 def test_property_catches_mutant(prop: str, mutant: type[Mutant], kind: str, bounds: dict[str, int],
                                  tmp_path: Path) -> None:
     bad = mutant()
-    failure = run_property(PROPERTIES[prop], [bad.oracle, bad], limits=Limits.ci(), settings=HUNT,
-                           save_dir=tmp_path)
+    failure = _hunt(prop, bad, tmp_path).finding
     assert failure is not None, f"{prop} did not catch {bad.name}"
     assert (failure.property, failure.kind) == (prop, kind), failure.report
     assert bad.name in failure.backends
-    assert "reproduce: python -m fuzz.engine.properties" in failure.report
     case = failure.case
     if bounds:
         dims = case.dims()
@@ -254,11 +267,25 @@ def test_property_catches_mutant(prop: str, mutant: type[Mutant], kind: str, bou
         assert case.inputs["query"].size <= 64, case.summary()
     print(f"shrunk: {case.summary()}")
 
-    saved = load_case(next(tmp_path.iterdir()))
-    assert saved.identical(case)
+    saved = read_entry(tmp_path / prop / failure.id)
+    assert saved.finding.case.identical(case)
+    assert f"reproduce: lafuzz repro {tmp_path / prop / failure.id}" in failure.report
     with pytest.raises(PropertyFailure) as again:
-        PROPERTIES[prop].check(saved, [bad.oracle, mutant()])
-    assert again.value.signature == failure.signature
+        PROPERTIES[prop].check(saved.finding.case, [bad.oracle, mutant()])
+    assert again.value.finding.signature == failure.signature
+
+
+def test_the_printed_repro_command_reproduces(tmp_path: Path) -> None:
+    """The ``lafuzz repro`` line of a failure report, run as printed, re-checks the saved case and fails."""
+    failure = _hunt("prefix-oracle", OffByOneSlot(), tmp_path).finding
+    assert failure is not None
+    command = failure.report.rsplit("reproduce: ", 1)[1].split()
+    assert command[:2] == ["lafuzz", "repro"] and command[-2] == "--backends"
+    command[-1] = f"oracle,{__name__}:OffByOneSlot"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    run = subprocess.run([sys.executable, "-m", "fuzz.cli", *command[1:]], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert run.returncode == 1 and "regression" in run.stdout, run.stdout + run.stderr
 
 
 class SometimesReadsFirstSlot(ReadsFirstSlot):
@@ -276,8 +303,6 @@ class SometimesReadsFirstSlot(ReadsFirstSlot):
 
 
 def test_flaky_failure_is_still_reported(tmp_path: Path) -> None:
-    bad = SometimesReadsFirstSlot()
-    failure = run_property(PROPERTIES["poison-invariance"], [bad.oracle, bad], limits=Limits.ci(),
-                           settings=profiles.get("ci"), save_dir=tmp_path)
+    failure = _hunt("poison-invariance", SometimesReadsFirstSlot(), tmp_path, examples=0).finding
     assert failure is not None and failure.kind == "mismatch"
     assert "flaky" in failure.report

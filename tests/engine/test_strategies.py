@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import oracles
 from fuzz.campaign import profiles
+from fuzz.corpus.entry import Entry, from_bytes, read_entry, to_bytes, write_entry
 from fuzz.engine.bad_inputs import BREAKERS, RULES, break_case, invalid_cases
 from fuzz.engine.case import POISON_KINDS, Case
 from fuzz.engine.strategies import (
@@ -23,6 +24,7 @@ from fuzz.engine.strategies import (
     short_cases,
     with_clean_past,
 )
+from fuzz.findings import Finding, Kind
 from oracles.validation import ValidationError
 
 CI = profiles.get("ci")
@@ -105,9 +107,13 @@ def test_short_and_resume_cases() -> None:
         assert 1 <= draft < case.seq_len <= draft + LIMITS.max_next_tokens and case.state_window >= 1
 
 
-def test_cases_round_trip_losslessly(valid: list[Case]) -> None:
+def test_cases_round_trip_losslessly(valid: list[Case], tmp_path) -> None:
+    """Through the one case serialisation, the corpus entry: in a directory and as one archive."""
     for case in valid[:30]:
-        assert Case.from_bytes(*case.to_bytes()).identical(case)
+        entry = Entry(Finding(property="backends-agree", backends=("oracle",), kind=Kind.REFERENCE,
+                              signature=case.summary(), report="", case=case))
+        assert from_bytes(to_bytes(entry)).finding.case.identical(case)
+        assert read_entry(write_entry(tmp_path, entry)).finding.case.identical(case)
 
 
 def test_every_rule_is_broken_and_nothing_else_is_valid(valid: list[Case]) -> None:

@@ -13,7 +13,7 @@ from support.random_cases import sweep
 
 import oracles
 from fuzz.backends import Unavailable, create
-from fuzz.corpus.known_issues import known_issue
+from fuzz.corpus.known_issues import affecting
 from kernels.tolerance import F16_ROUNDING, F32_RELATIVE
 
 CASES = sweep(seed=20261130, count=200)
@@ -60,7 +60,7 @@ def test_oracle_agrees_with_ort(ep, index):
     case = CASES[index]
     results = backend(ep).run(case)
     reference = oracles.linear_attention(**case.kwargs())
-    issue = known_issue(ep, case)
+    issue = affecting(ep, case)
     if issue is None:
         assert_agrees(ep, results, reference, case)
         return

@@ -1,0 +1,141 @@
+"""What a campaign did, as one typed object: written as ``summary.json``, read back, merged across shards.
+
+The report (``fuzz.campaign.report``) and ``lafuzz merge`` depend on ``Summary``, not on the
+engine. Findings are listed as ``Finding.to_json()`` plus where the campaign wrote the entry
+(``corpus_path``, ``reproduce``), the unit that first found it and how often it recurred.
+
+Exit status (``exit_status``): 1 when a new finding was made; 3 when no case was checked at all
+(nothing was tested, so nothing can be claimed); 130 after Ctrl-C otherwise; 0 when cases were
+checked and only known issues (or nothing) turned up.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+FORMAT = "lafuzz-campaign/2"
+EXIT_CLEAN, EXIT_NEW_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_INTERRUPTED = 0, 1, 3, 130
+
+
+def exit_status(findings: list[dict[str, Any]], checked: int, interrupted: bool) -> int:
+    """1 for any new (unmarked) finding; else 3 if no case was checked; else 130 after Ctrl-C; else 0."""
+    if any(not f.get("known_failure") for f in findings):
+        return EXIT_NEW_FINDINGS
+    if checked == 0:
+        return EXIT_NOTHING_CHECKED
+    return EXIT_INTERRUPTED if interrupted else EXIT_CLEAN
+
+
+def _sum_nested(target: dict[str, Any], source: dict[str, Any]) -> None:
+    for key, value in source.items():
+        if isinstance(value, dict):
+            _sum_nested(target.setdefault(key, {}), value)
+        else:
+            target[key] = target.get(key, 0) + value
+
+
+@dataclass
+class Summary:
+    """One campaign (or the merge of several shards)."""
+
+    started: str
+    finished: str
+    elapsed_s: float
+    interrupted: bool
+    config: dict[str, Any]
+    host: dict[str, Any]
+    backends: dict[str, Any]
+    """Backend name -> ``Capabilities.to_json()``."""
+    unavailable: dict[str, str]
+    units: int
+    units_stopped_early: int
+    units_abandoned: int
+    examples: int
+    """Examples started (the progress counter)."""
+    checked_examples: int
+    """Examples whose unit reported back."""
+    cases_per_second: float
+    backend_calls: dict[str, int]
+    peak_rss_mib: float
+    rss_samples: list[list[float]]
+    coverage: dict[str, dict[str, int]]
+    """Axis -> label -> cases."""
+    ratio_histogram: dict[str, dict[str, int]]
+    """Property -> decade of the worst error/tolerance ratio -> cases."""
+    error_ratios: dict[str, list[float]]
+    """``"backends|part"`` -> the worst passing ratio of each unit."""
+    known_cases: dict[str, int]
+    per_property: dict[str, dict[str, int]]
+    findings: list[dict[str, Any]]
+    database_keys: list[str]
+    merged_from: int = 1
+    database_values_copied: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def exit_status(self) -> int:
+        return exit_status(self.findings, self.checked_examples, self.interrupted)
+
+    @property
+    def new_findings(self) -> list[dict[str, Any]]:
+        return [f for f in self.findings if not f.get("known_failure")]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, **asdict(self), "exit_status": self.exit_status}
+
+    @classmethod
+    def from_json(cls, document: dict[str, Any]) -> Summary:
+        """Read a ``summary.json`` document; ``ValueError`` for another format."""
+        if document.get("format") != FORMAT:
+            raise ValueError(f"summary format {document.get('format')!r}, expected {FORMAT!r}")
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in document.items() if k in names})
+
+    @classmethod
+    def read(cls, path: Path) -> Summary:
+        return cls.from_json(json.loads(Path(path).read_text()))
+
+    def write(self, path: Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+
+    @classmethod
+    def merge(cls, summaries: list[Summary]) -> Summary:
+        """One summary for all shards: sums, unions, and the slowest shard's elapsed time."""
+        if not summaries:
+            raise ValueError("nothing to merge")
+        first = summaries[0]
+        merged = cls.from_json(json.loads(json.dumps(first.to_json())))
+        merged.config["shard"] = ", ".join(s.config["shard"] for s in summaries)
+        merged.elapsed_s = max(s.elapsed_s for s in summaries)
+        merged.interrupted = any(s.interrupted for s in summaries)
+        merged.started = min(s.started for s in summaries)
+        merged.finished = max(s.finished for s in summaries)
+        merged.peak_rss_mib = max(s.peak_rss_mib for s in summaries)
+        merged.rss_samples = max((s.rss_samples for s in summaries), key=len)
+        merged.cases_per_second = round(sum(s.cases_per_second for s in summaries), 1)
+        for name in ("units", "examples", "units_stopped_early", "units_abandoned", "checked_examples"):
+            setattr(merged, name, sum(getattr(s, name) for s in summaries))
+        merged.error_ratios = {}
+        for s in summaries:
+            for part, ratios in s.error_ratios.items():
+                merged.error_ratios.setdefault(part, []).extend(ratios)
+        for name in ("backend_calls", "coverage", "per_property", "ratio_histogram", "known_cases"):
+            total: dict[str, Any] = {}
+            for s in summaries:
+                _sum_nested(total, getattr(s, name))
+            setattr(merged, name, total)
+        for s in summaries[1:]:
+            merged.backends.update(s.backends)
+        findings: dict[str, dict[str, Any]] = {}
+        for s in summaries:
+            for f in s.findings:
+                if f["id"] in findings:
+                    findings[f["id"]]["count"] += f["count"]
+                else:
+                    findings[f["id"]] = dict(f)
+        merged.findings = list(findings.values())
+        merged.database_keys = sorted({k for s in summaries for k in s.database_keys})
+        merged.merged_from = len(summaries)
+        return merged
