@@ -1,47 +1,10 @@
-"""The one tolerance model of the suite, and the comparison that reports the worst element.
+"""Comparison of results under the tolerance model of ``fuzz.engine.tolerance``, and the report
+that names the worst element of a failed comparison in the operator's own terms.
 
-Tolerance model (the only place tolerances are decided)
--------------------------------------------------------
-Each result is compared with the exact answer, which the float64 oracle gives (its own error,
-``~1e-16`` relative, is negligible). A result may deviate from it by the sum of four terms:
-
-``rounding``
-    Half a unit in the last place of the stored type at the exact value: a result stored in
-    fp16 (or fp32) is rounded once (SPEC §2: each slot rounded once to the state's type).
-    ``np.spacing`` gives the unit, subnormals included, so tiny fp16 answers get the absolute
-    resolution of the format and no more.
-``accumulation``
-    ``ACCUMULATION_FACTOR * depth * eps(compute) * (|exact| + block)``. The recurrence runs in
-    float32 for fp32 and fp16 inputs (SPEC §2 allows f32 for fp16), float64 for the oracle.
-    ``depth = tokens + d_k`` counts the sequential operations behind one element: one state
-    update per token and a ``d_k``-long dot product in retrieval and readout. ``block`` is the
-    magnitude of the terms behind the element (``Exact``: the running size of the update terms
-    of its head, times ``scale * |q|`` for an output), because a sum that cancels to a small value
-    still carries the rounding errors of its large terms. Worst-case bounds (``tokens * d_k``) are
-    orders of magnitude looser than any correct float32 implementation; the linear bound with
-    factor 4 keeps half an fp16 ulp the dominant term for fp16, so a result rounded twice
-    (about one ulp off) is still caught.
-``underflow``
-    ``ACCUMULATION_FACTOR * depth * smallest_normal(compute)``: an operation whose result falls
-    below the smallest normal number keeps only an absolute accuracy, and WGSL lets an
-    implementation flush subnormal inputs and outputs of float operations to zero (WGSL §15.7.2),
-    so such a result may lose all of itself. Negligible for normal values (about ``1e-37`` for
-    float32); it keeps results in the float32 subnormal range from being reported as mismatches
-    (seen: an output of ``-4.1e-41`` one subnormal step off on ORT's CPU EP; outputs of
-    ``-2.2e-41`` and ``1.5e-40`` returned as 0 by ORT's WebGPU EP on the H200). The same loss on a
-    *state* reaches an output multiplied by ``scale * |q|``: so the state magnitude behind every
-    block is at least ``UNDERFLOW_FLOOR`` (float32's smallest normal over its epsilon), and the
-    accumulation term (``eps * block``) then carries ``scale * |q| * smallest_normal`` per operation
-    (seen: an output of ``-4.5e-40`` off by 27 subnormal steps on the CPU EP, a large query reading
-    a subnormal state).
-``reseeded``
-    Only for results that resumed from a stored slot (select-and-resume): the slot was rounded to
-    the stored type before the next call read it, so ``eps(storage) * block`` more.
-
-Two results compared with each other (backend against backend) may deviate by the sum of their
-own budgets. NaN never passes unless every side is NaN where the exact answer is; an infinity
-must match the exact answer's infinity; a finite exact answer demands finite results. Bitwise
-comparisons (poison invariance, aliasing) and exact zeros (leading slots) have no tolerance.
+``element_ratios`` compares two arrays given the exact answer and its blocks (what the properties
+call); ``assert_agrees_with_oracle`` and ``assert_results_agree`` compare whole results of a case
+with the float64 oracle's exact answer or with each other (what the tests call), so no test
+states a bound of its own.
 """
 
 from __future__ import annotations
@@ -53,23 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from oracles.recurrence import run_recurrence, seed_state, window_from_states
-from oracles.validation import DELTA_RULES, GATED_RULES, Dims, validate
+from fuzz.engine.case import Case
+from fuzz.engine.tolerance import Blocks, Budget, Exact, exact_answer
 
-ACCUMULATION_FACTOR = 4.0
-"""Multiplier of the per-operation rounding error in the accumulation term (see module docstring)."""
-
-COMPUTE_DTYPE = {
-    np.dtype(np.float16): np.dtype(np.float32),
-    np.dtype(np.float32): np.dtype(np.float32),
-    np.dtype(np.float64): np.dtype(np.float64),
-}
-"""The arithmetic precision assumed behind a result of each stored type."""
-
-UNDERFLOW_FLOOR = float(np.finfo(np.float32).smallest_normal / np.finfo(np.float32).eps)
-"""Least state magnitude behind a block: ``eps(float32) * floor`` is float32's smallest normal number,
-what one operation on a state may lose to underflow (flushed to zero); a readout multiplies that by
-``scale * |q|``."""
+TENSORS = ("output", "present_state")
+"""The two results of a call, in the operator's order."""
 
 RATIO_CAP = 1e6
 """Ratios above this (or infinite) are reported as this to ``hypothesis.target``, which needs finite values."""
@@ -84,173 +35,6 @@ class Match(enum.Enum):
     """Every bit identical (NaN payloads included)."""
     EQUAL = "equal"
     """Numerically equal, no tolerance (``-0.0 == 0.0``; NaN never equal)."""
-
-
-def eps(dtype: np.dtype) -> float:
-    """Machine epsilon of a float type."""
-    return float(np.finfo(dtype).eps)
-
-
-@dataclass(frozen=True)
-class Exact:
-    """The float64 answer to one call, with the magnitude each element's tolerance scales with.
-
-    Rounding errors are made on the terms of each update, not on its result: a delta update whose
-    retrieval cancels the value (``v - S^T k ~ 0``) leaves a small state carrying the errors of
-    large terms. So a state's block is ``M_t``, the magnitude of the terms behind it:
-    ``M_t = max(gamma_t * M_{t-1}, term_t)`` with ``term_t = gamma_t |S_{t-1}| (1 + b |k|^2) + b |k| |v|``
-    (delta rules; ``gamma_t |S_{t-1}| + |k| |v|`` otherwise), ``gamma_t`` the largest decay factor
-    of the token (1 without decay) and ``M_0 = |past|``. Earlier errors only shrink under decays
-    and under ``I - b k k^T`` (norm <= 1 while ``b |k|^2 <= 2``, as generated), so the error after
-    ``t`` tokens stays within ``t`` roundings of ``M_t``. An output's block is ``scale * |q| * M_t``,
-    which bounds every term of the readout sum (Cauchy-Schwarz). Norms are Frobenius, per head.
-    ``M_t`` is floored at ``UNDERFLOW_FLOOR`` (the underflow term of the module docstring).
-    """
-
-    output: np.ndarray
-    present_state: np.ndarray
-    scale: float
-    q_norm: np.ndarray
-    """``|q|`` per ``(batch, token, output head)``."""
-    magnitude: np.ndarray
-    """``M_t`` for ``t = 0..T`` tokens, per ``(batch, t, kv head)``."""
-    head_map: np.ndarray
-    """The kv head each output head reads."""
-
-    @property
-    def output_block(self) -> np.ndarray:
-        """Broadcast to ``output``'s shape."""
-        return self._readout_block(self.magnitude[:, 1:, self.head_map])
-
-    @property
-    def state_block(self) -> np.ndarray:
-        """Broadcast to ``present_state``'s shape (zero for slots that represent no token)."""
-        seq_len = self.magnitude.shape[1] - 1
-        if self.present_state.ndim == 4:
-            return np.broadcast_to(self.magnitude[:, seq_len, :, None, None], self.present_state.shape)
-        window = self.present_state.shape[0]
-        tokens = seq_len - window + 1 + np.arange(window)
-        slots = np.where((tokens >= 1)[:, None, None], self.magnitude[:, np.maximum(tokens, 0)].swapaxes(0, 1), 0.0)
-        return np.broadcast_to(slots[..., None, None], self.present_state.shape)
-
-    def _readout_block(self, magnitude: np.ndarray) -> np.ndarray:
-        per_head = self.scale * self.q_norm * magnitude
-        d_v = self.output.shape[-1] // per_head.shape[-1]
-        return np.repeat(per_head, d_v, axis=-1)
-
-    def part(self, tensor: str) -> tuple[np.ndarray, np.ndarray]:
-        """``(values, block)`` of ``"output"`` or ``"present_state"``."""
-        if tensor == "output":
-            return self.output, self.output_block
-        return self.present_state, self.state_block
-
-    def reseeded_at(self, tokens: int, storage: np.dtype) -> Blocks:
-        """Blocks for a run that resumed from the state after ``tokens`` tokens, stored as ``storage``.
-
-        ``M`` already covers that state's magnitude from then on; below the smallest normal number
-        the rounding is absolute, so the seed counts as at least ``smallest_normal * sqrt(d_k * d_v)``.
-        """
-        d_k, d_v = self.present_state.shape[-2:]
-        floor = float(np.finfo(storage).smallest_normal) * np.sqrt(d_k * d_v)
-        state_block = np.maximum(self.state_block, floor)
-        out_floor = self._readout_block(np.full(self.q_norm.shape, floor))
-        return Blocks(self, np.maximum(self.output_block, out_floor), state_block)
-
-
-@dataclass(frozen=True)
-class Blocks:
-    """An ``Exact`` answer with widened blocks (see ``Exact.reseeded_at``)."""
-
-    exact: Exact
-    output_block: np.ndarray
-    state_block: np.ndarray
-
-    def part(self, tensor: str) -> tuple[np.ndarray, np.ndarray]:
-        if tensor == "output":
-            return self.exact.output, self.output_block
-        return self.exact.present_state, self.state_block
-
-
-def _frobenius(states: np.ndarray) -> np.ndarray:
-    return np.sqrt(np.sum(np.square(states), axis=(-2, -1)))
-
-
-def _term_magnitudes(dims: Dims, inputs: dict[str, np.ndarray], seed: np.ndarray,
-                     states: list[np.ndarray]) -> np.ndarray:
-    """``M_t`` of ``Exact``'s docstring for ``t = 0..T``: shape ``(B, T + 1, H_kv)``."""
-    b, t, h = dims.batch, dims.seq_len, dims.kv_heads
-    f64 = np.float64
-    k = np.linalg.norm(inputs["key"].astype(f64).reshape(b, t, dims.key_heads, dims.d_k), axis=-1)
-    k = np.repeat(k, h // dims.key_heads, axis=2)
-    v = np.linalg.norm(inputs["value"].astype(f64).reshape(b, t, h, dims.d_v), axis=-1)
-    gamma = np.ones((b, t, h))
-    if dims.update_rule in GATED_RULES:
-        gamma = np.exp(inputs["decay"].astype(f64).reshape(b, t, h, -1).max(axis=-1))
-    previous = _frobenius(np.stack([seed, *states[:-1]], axis=1)) * gamma
-    if dims.update_rule in DELTA_RULES:
-        beta = np.broadcast_to(inputs["beta"].astype(f64), (b, t, h))
-        terms = previous * (1 + beta * k**2) + beta * k * v
-    else:
-        terms = previous + k * v
-    magnitude = np.empty((b, t + 1, h))
-    magnitude[:, 0] = _frobenius(seed)
-    for i in range(t):
-        magnitude[:, i + 1] = np.maximum(gamma[:, i] * magnitude[:, i], terms[:, i])
-    return magnitude
-
-
-def exact_answer(inputs: dict[str, np.ndarray], attrs: dict) -> Exact:
-    """Run the float64 oracle on one valid call and derive the magnitudes of its tolerances."""
-    dims = validate(**inputs, **attrs)
-    seed = seed_state(dims, inputs.get("past_state"))
-    output, states = run_recurrence(
-        dims, inputs["query"], inputs["key"], inputs["value"], seed, inputs.get("decay"), inputs.get("beta"),
-    )
-    b, t = dims.batch, dims.seq_len
-    q_norm = np.linalg.norm(inputs["query"].astype(np.float64).reshape(b, t, dims.q_heads, dims.d_k), axis=-1)
-    if dims.q_heads >= dims.kv_heads:
-        head_map = np.arange(dims.q_heads) // (dims.q_heads // dims.kv_heads)
-    else:
-        head_map = np.arange(dims.kv_heads)
-        q_norm = np.repeat(q_norm, dims.kv_heads // dims.q_heads, axis=2)
-    return Exact(
-        output=output, present_state=window_from_states(dims, states), scale=dims.scale, q_norm=q_norm,
-        magnitude=np.maximum(_term_magnitudes(dims, inputs, seed, states), UNDERFLOW_FLOOR), head_map=head_map,
-    )
-
-
-@dataclass(frozen=True)
-class Budget:
-    """What the tolerance of one comparison is made of, for computing it and explaining it."""
-
-    storages: tuple[np.dtype, ...]
-    """Stored type of each side compared against the exact answer (float64 = the oracle)."""
-    depth: int
-    reseeded: np.dtype | None = None
-    """The stored type a resumed call's seed passed through, if it resumed from a stored slot."""
-
-    def tolerance(self, exact: np.ndarray, block: np.ndarray) -> np.ndarray:
-        """Per-element tolerance: the sum over the sides of rounding + accumulation + underflow (+ reseed)."""
-        absolute = np.where(np.isfinite(exact), np.abs(exact), 0.0)
-        total = np.zeros_like(absolute)
-        for storage in self.storages:
-            stored = np.minimum(absolute, np.finfo(storage).max).astype(storage)
-            total += 0.5 * np.spacing(stored).astype(np.float64)
-            compute = COMPUTE_DTYPE[storage]
-            total += ACCUMULATION_FACTOR * self.depth * eps(compute) * (absolute + block)
-            total += ACCUMULATION_FACTOR * self.depth * float(np.finfo(compute).smallest_normal)
-            if self.reseeded is not None:
-                total += eps(self.reseeded) * block
-        return total
-
-    def describe(self) -> str:
-        reseed = f" + eps({np.dtype(self.reseeded).name})*block (reseeded)" if self.reseeded is not None else ""
-        sides = " + ".join(
-            f"[{np.dtype(s).name}: half-ulp + {ACCUMULATION_FACTOR:g}*{self.depth}*eps({COMPUTE_DTYPE[s].name})"
-            f"*(|exact|+block) + underflow{reseed}]"
-            for s in self.storages
-        )
-        return f"depth={self.depth} tokens+d_k; {sides}"
 
 
 @dataclass(frozen=True)
@@ -452,3 +236,55 @@ def element_ratios(
         tolerance_model="bitwise identity" if match is Match.BITWISE
         else ("exact equality" if match is Match.EQUAL else budget.describe()),
     ))
+
+
+Result = tuple[np.ndarray, np.ndarray]
+"""``(output, present_state)`` of one call."""
+
+
+def assert_agrees_with_oracle(case: Case, result: Result, *, label: str = "result",
+                              resumed_at: int | None = None) -> tuple[float, float]:
+    """``result``, an implementation's answer to ``case``, against the float64 oracle's exact answer.
+
+    The budget is that of the case's stored type alone, over ``depth = T + d_k``. ``resumed_at``:
+    the call continued, after that many tokens, from the state an earlier call stored (the
+    ``reseeded`` term). Returns the worst error/tolerance ratio of ``(output, present_state)``;
+    raises ``MismatchError`` (its message is the report) naming the worst element.
+    """
+    return _against_exact(case, [(label, result)], resumed_at)
+
+
+def assert_results_agree(case: Case, first: Result, second: Result, *, labels: tuple[str, str],
+                         resumed_at: int | None = None) -> tuple[float, float]:
+    """Two answers to ``case`` (implementation against implementation) within the sum of their budgets.
+
+    As ``assert_agrees_with_oracle``, with the oracle's exact answer still setting the tolerance
+    and the NaN/Inf expectations.
+    """
+    return _against_exact(case, list(zip(labels, (first, second), strict=True)), resumed_at)
+
+
+def _against_exact(case: Case, sides: list[tuple[str, Result]], resumed_at: int | None) -> tuple[float, float]:
+    """Compare one labelled result with the exact answer, or two with each other; worst ratio per tensor."""
+    dims = case.dims()
+    summary = case.summary()
+    for label, result in sides:
+        for tensor, values in zip(TENSORS, result, strict=True):
+            if values.dtype != case.dtype:
+                raise AssertionError(f"{tensor} of {label} is {values.dtype}, not {case.dtype}; case: {summary}")
+    exact: Exact | Blocks = exact_answer(case.inputs, case.attrs)
+    if resumed_at is not None:
+        exact = exact.reseeded_at(resumed_at, case.dtype)
+    labels = (sides[0][0], sides[-1][0] if len(sides) == 2 else "oracle")
+    where = Where("results-agree" if len(sides) == 2 else "agrees-with-oracle", labels, summary)
+    worst = []
+    for index, tensor in enumerate(TENSORS):
+        values, block = exact.part(tensor)
+        arrays = [result[index] for _, result in sides]
+        ratios = element_ratios(
+            arrays[0], arrays[-1] if len(arrays) == 2 else values, exact=values, block=block, tensor=tensor,
+            d_v=dims.d_v, depth=dims.seq_len + dims.d_k, where=where, storages=[case.dtype] * len(arrays),
+            reseeded=None if resumed_at is None else case.dtype,
+        )
+        worst.append(float(ratios.max(initial=0.0)))
+    return worst[0], worst[1]

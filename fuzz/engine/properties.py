@@ -23,16 +23,7 @@ import oracles
 from fuzz.backends import Backend, Crashed, Rejected, TimedOut, Unsupported
 from fuzz.engine.bad_inputs import PASS_THROUGH_RULES, invalid_cases
 from fuzz.engine.case import Case
-from fuzz.engine.compare import (
-    Blocks,
-    Exact,
-    Match,
-    Mismatch,
-    MismatchError,
-    Where,
-    element_ratios,
-    exact_answer,
-)
+from fuzz.engine.compare import Match, Mismatch, MismatchError, Where, element_ratios
 from fuzz.engine.strategies import (
     Limits,
     cases,
@@ -41,6 +32,7 @@ from fuzz.engine.strategies import (
     short_cases,
     with_clean_past,
 )
+from fuzz.engine.tolerance import Blocks, Exact, exact_answer
 from fuzz.findings import Finding, Kind, PropertyFailure
 from oracles.prefix import SEQUENCE_INPUTS
 from oracles.validation import validate

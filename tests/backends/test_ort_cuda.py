@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.ort_cases import assert_agrees_with_oracle, fixed_case
+from support.ort_cases import fixed_case
 
 from fuzz.backends import Unavailable, create
+from fuzz.engine.compare import assert_agrees_with_oracle
 
 
 def _cuda():
@@ -31,6 +32,6 @@ def test_native_window_agrees_with_oracle(window):
     assert backend.capabilities().window == "native"
     for rule, dtype in (("gated_delta", np.float32), ("delta", np.float16)):
         case = fixed_case(rule, dtype, window=window)
-        assert_agrees_with_oracle(backend.run(case), case)
-        assert_agrees_with_oracle(backend.run(case.with_(aliased=True)), case)
-        assert_agrees_with_oracle(backend.run_continued(case, 2), case)
+        assert_agrees_with_oracle(case, backend.run(case), label="ort-cuda")
+        assert_agrees_with_oracle(case, backend.run(case.with_(aliased=True)), label="ort-cuda aliased")
+        assert_agrees_with_oracle(case, backend.run_continued(case, 2), label="ort-cuda continued", resumed_at=2)

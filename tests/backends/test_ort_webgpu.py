@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from support.ort_cases import assert_agrees_with_oracle, fixed_case
+from support.ort_cases import fixed_case
 
-import oracles
 from fuzz.backends import REGISTRY, Rejected, Unavailable, Unsupported, create
 from fuzz.backends.onnx_model import build_model, model_key
 from fuzz.backends.ort_session import PlacementError
 from fuzz.backends.ort_webgpu import OrtWebGpuBackend
-from kernels.tolerance import error_bound
+from fuzz.engine.compare import assert_agrees_with_oracle, assert_results_agree
 
 
 @pytest.fixture(scope="module")
@@ -94,11 +93,7 @@ def test_prefix_slots_match_the_wgsl_kernel(webgpu, window, name, rule, dtype):
     if np.dtype(dtype).name not in kernel.capabilities().dtypes:
         pytest.skip(f"{name}: {'; '.join(kernel.capabilities().notes)}")
     case = fixed_case(rule, dtype, window=window, layout="inverse" if window % 2 else "standard")
-    ours, theirs = webgpu.run(case), kernel.run(case)
-    reference = oracles.linear_attention(**case.kwargs())
-    for got, want, ref in zip(ours, theirs, reference, strict=True):
-        bound = 2 * error_bound(ref, dtype)  # both are within one bound of the oracle
-        assert np.all(np.abs(got.astype(np.float64) - want) <= bound), f"{name}: {case.summary()}"
+    assert_results_agree(case, webgpu.run(case), kernel.run(case), labels=("ort-webgpu", name))
 
 
 _kernels: dict[str, object] = {}
@@ -117,7 +112,7 @@ def _kernel(name):
 @pytest.mark.parametrize("rule", ["delta", "gated_delta"])
 def test_shared_beta_agrees_with_oracle(webgpu, rule):
     case = fixed_case(rule, shared_beta=True, layout="inverse")
-    assert_agrees_with_oracle(webgpu.run(case), case)
+    assert_agrees_with_oracle(case, webgpu.run(case), label="ort-webgpu")
 
 
 @pytest.mark.xfail(strict=True, reason=(

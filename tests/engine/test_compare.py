@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support.ort_cases import fixed_case
 
-from fuzz.engine.compare import Match, MismatchError, Where, assert_close, exact_answer
+import oracles
+from fuzz.engine.compare import (
+    Match,
+    MismatchError,
+    Where,
+    assert_agrees_with_oracle,
+    assert_close,
+    assert_results_agree,
+)
+from fuzz.engine.tolerance import exact_answer
 
 WHERE = Where("unit", ("left", "right"), "a test case")
 
@@ -141,3 +151,40 @@ def test_float32_subnormal_results_may_be_flushed_to_zero() -> None:
     normal = _state([2.0 * np.finfo(np.float32).smallest_normal * 2.0**10])
     with pytest.raises(MismatchError):
         _close(np.zeros_like(normal, dtype=np.float32), normal, normal, storages=[np.float32, np.float64])
+
+
+def _rounded_oracle(case) -> tuple[np.ndarray, np.ndarray]:
+    """The oracle's answer to ``case`` rounded once to the case's type: a correct implementation's."""
+    return tuple(x.astype(case.dtype) for x in oracles.linear_attention(**case.kwargs()))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_a_result_rounded_once_agrees_with_the_oracle_and_a_nudged_one_does_not(dtype) -> None:
+    case = fixed_case("gated_delta", dtype, window=3, layout="inverse")
+    output, state = _rounded_oracle(case)
+    ratios = assert_agrees_with_oracle(case, (output, state), label="rounded")
+    assert all(0.0 <= r <= 1.0 for r in ratios)
+    nudged = state.copy()
+    nudged[2, 1, 0, 3, 5] *= dtype(1.01)
+    with pytest.raises(MismatchError) as err:
+        assert_agrees_with_oracle(case, (output, nudged), label="nudged")
+    m = err.value.mismatch
+    assert (m.tensor, m.slot, m.batch, m.head, m.row, m.col) == ("present_state", 2, 1, 0, 3, 5)
+    assert "[agrees-with-oracle] present_state of nudged vs oracle" in str(err.value)
+
+
+def test_a_result_of_another_dtype_is_refused() -> None:
+    case = fixed_case("linear")
+    with pytest.raises(AssertionError, match="output of wide is float64, not float32"):
+        assert_agrees_with_oracle(case, oracles.linear_attention(**case.kwargs()), label="wide")
+
+
+def test_two_results_agree_within_both_budgets() -> None:
+    case = fixed_case("delta", np.float16)
+    output, state = _rounded_oracle(case)
+    assert max(assert_results_agree(case, (output, state), (output, state), labels=("a", "b"))) == 0.0
+    off = output.copy()
+    off[0, 1, 2] += np.float16(0.5)
+    with pytest.raises(MismatchError) as err:
+        assert_results_agree(case, (off, state), (output, state), labels=("a", "b"))
+    assert (err.value.mismatch.backends, err.value.mismatch.tensor) == (("a", "b"), "output")

@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import oracles
+from fuzz.engine.case import Case
+from fuzz.engine.compare import assert_agrees_with_oracle
 from kernels.device import DeviceUnavailable, FeatureMissing
 from kernels.linear_attention import MAX_D_K, LinearAttentionKernel, get_kernel, linear_attention
 from kernels.shader import MAX_INVOCATIONS, MAX_ROW_GROUPS, KernelSpec
-from kernels.tolerance import worst_ratio
 from oracles.prefix import prefix_inputs
 from oracles.rollback import represented_acceptances
 from oracles.validation import UPDATE_RULES, Dims
@@ -104,14 +104,6 @@ def attrs_of(config: dict, window: int) -> dict:
             "state_window": window}
 
 
-def assert_close(actual: np.ndarray, reference: np.ndarray, dtype: type, what: str) -> float:
-    assert actual.dtype == np.dtype(dtype), f"{what}: dtype {actual.dtype}, expected {np.dtype(dtype)}"
-    assert actual.shape == reference.shape, f"{what}: shape {actual.shape}, expected {reference.shape}"
-    ratio = worst_ratio(actual, reference, dtype)
-    assert ratio <= 1.0, f"{what}: error {ratio:.3g} x the bound of kernels.tolerance"
-    return ratio
-
-
 def assert_bitwise(actual: np.ndarray, expected: np.ndarray, what: str) -> None:
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} vs {expected.shape}"
     same = actual.view(np.uint8) == expected.view(np.uint8)
@@ -162,9 +154,7 @@ def test_window_sweep(implementation: str, window: int, dtype: type) -> None:
         attrs = attrs_of(config, window)
         where = f"{implementation} W={window} T={seq_len} {np.dtype(dtype)} {config}"
         output, present = linear_attention(**inputs, **attrs, implementation=implementation)
-        ref_output, ref_present = oracles.linear_attention(**inputs, **attrs)
-        assert_close(output, ref_output, dtype, f"output, {where}")
-        assert_close(present, ref_present, dtype, f"present_state, {where}")
+        assert_agrees_with_oracle(Case(inputs, attrs), (output, present), label=implementation)
 
         aliased = linear_attention(**inputs, **attrs, aliased=True, implementation=implementation)
         assert_bitwise(aliased[0], output, f"aliased output, {where}")
@@ -203,9 +193,7 @@ def test_large_and_odd_heads(implementation: str, shape: tuple) -> None:
                          past=True, decay_per_row=True, beta_shared=False)
     attrs = {"q_num_heads": 1, "kv_num_heads": 2, "update_rule": "gated_delta", "state_window": 2}
     output, present = linear_attention(**inputs, **attrs, implementation=implementation)
-    ref_output, ref_present = oracles.linear_attention(**inputs, **attrs)
-    assert_close(output, ref_output, dtype, f"output {shape}")
-    assert_close(present, ref_present, dtype, f"present_state {shape}")
+    assert_agrees_with_oracle(Case(inputs, attrs), (output, present), label=implementation)
 
 
 @pytest.mark.parametrize(("rule", "q_heads"), [("gated_delta", 7), ("delta", 3), ("linear", 5), ("gated", 4)])
@@ -218,9 +206,7 @@ def test_many_query_heads_per_kv_head(implementation: str, rule: str, q_heads: i
                          past=True, decay_per_row=q_heads % 2 == 1, beta_shared=False)
     attrs = {"q_num_heads": q_heads, "kv_num_heads": 1, "update_rule": rule, "state_window": 2}
     output, present = linear_attention(**inputs, **attrs, implementation=implementation)
-    ref_output, ref_present = oracles.linear_attention(**inputs, **attrs)
-    assert_close(output, ref_output, np.float32, f"output {rule} H_q={q_heads}")
-    assert_close(present, ref_present, np.float32, f"present_state {rule} H_q={q_heads}")
+    assert_agrees_with_oracle(Case(inputs, attrs), (output, present), label=implementation)
     legacy = {**inputs, "past_state": inputs["past_state"][-1]}
     legacy_output, _ = linear_attention(**legacy, **{**attrs, "state_window": 0}, implementation=implementation)
     assert_bitwise(output, legacy_output, f"output vs W=0, {rule} H_q={q_heads}")
@@ -289,12 +275,11 @@ def test_select_and_resume_on_gpu(implementation: str, dtype: type, aliased: boo
                 _, seed = linear_attention(**cut, **legacy_attrs, implementation=implementation)
             next_past = np.full_like(second["past_state"], np.nan)
             next_past[window - 1] = seed
-            fresh = linear_attention(**{**second, "past_state": next_past}, **attrs, implementation=implementation)
+            resumed_case = Case({**second, "past_state": next_past}, attrs)
+            fresh = linear_attention(**resumed_case.kwargs(), implementation=implementation)
             assert_bitwise(resumed_output, fresh[0], f"resumed output, {where}")
             assert_bitwise(resumed_state, fresh[1], f"resumed present_state, {where}")
-
-            reference = oracles.linear_attention(**{**second, "past_state": next_past}, **attrs)
-            assert_close(resumed_output, reference[0], dtype, f"resumed output vs oracle, {where}")
+            assert_agrees_with_oracle(resumed_case, (resumed_output, resumed_state), label=f"resumed {where}")
     finally:
         call.release()
         for tensor in {id(t): t for t in [*tensors.values(), call.output, call.present_state]}.values():

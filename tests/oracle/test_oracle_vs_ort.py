@@ -1,23 +1,20 @@
 """The oracle against ONNX Runtime's own kernels at W = 0: a 200-case seeded sweep per EP.
 
-The metric is the one the foundation issue states: the largest absolute difference divided by the
-largest magnitude of the float64 oracle's tensor. Bounds: f32 computation (1e-5) for float32; for
-float16, one rounding of the stored value (half an ulp, 2^-11 of the largest magnitude) on top.
+Each EP's output and state must agree with the float64 oracle's exact answer within the suite's
+tolerance model (``fuzz.engine.tolerance``), through ``assert_agrees_with_oracle``.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from support.random_cases import sweep
 
 import oracles
 from fuzz.backends import Unavailable, create
 from fuzz.corpus.known_issues import affecting
-from kernels.tolerance import F16_ROUNDING, F32_RELATIVE
+from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle
 
 CASES = sweep(seed=20261130, count=200)
-BOUND = {np.dtype(np.float32): F32_RELATIVE, np.dtype(np.float16): F32_RELATIVE + F16_ROUNDING}
 _BACKENDS: dict[str, object] = {}
 
 
@@ -34,39 +31,29 @@ def backend(name: str):
     return found
 
 
-def relative_error(actual: np.ndarray, reference: np.ndarray) -> float:
-    scale = float(np.abs(reference).max())
-    error = float(np.abs(actual.astype(np.float64) - reference).max())
-    return error / scale if scale else error
-
-
-def assert_agrees(ep: str, results: tuple, reference: tuple, case) -> None:
-    bound = BOUND[case.dtype]
-    for name, mine, ref in zip(("output", "present_state"), results, reference, strict=True):
-        assert mine.shape == ref.shape, f"{name} shape {mine.shape} != {ref.shape}: {case.summary()}"
-        error = relative_error(mine, ref)
-        assert error <= bound, f"{ep} {name}: relative error {error:.3g} > {bound:.3g} for {case.summary()}"
-
-
 @pytest.mark.parametrize("ep", ["ort-cpu", "ort-webgpu"])
 @pytest.mark.parametrize("index", range(len(CASES)))
 def test_oracle_agrees_with_ort(ep, index):
-    """Each EP within bounds of the oracle; a case hit by a known EP bug checks the bug instead.
+    """Each EP within the tolerance model of the oracle; a case hit by a known EP bug checks the bug instead.
 
-    For a known issue the test asserts both that the EP still disagrees with the contract (by more
-    than 1% of the largest magnitude) and that it computes exactly what the issue's model says,
-    so neither a fix nor a change of symptom can pass unnoticed.
+    For a known issue the test asserts both that the EP still disagrees with the contract (fails
+    the comparison with the case's exact answer) and that it computes what the issue's model
+    says (passes the comparison with the exact answer of the case as the EP misreads it), so
+    neither a fix nor a change of symptom can pass unnoticed.
     """
     case = CASES[index]
     results = backend(ep).run(case)
-    reference = oracles.linear_attention(**case.kwargs())
     issue = affecting(ep, case)
     if issue is None:
-        assert_agrees(ep, results, reference, case)
+        assert_agrees_with_oracle(case, results, label=ep)
         return
-    worst = max(relative_error(mine, ref) for mine, ref in zip(results, reference, strict=True))
-    assert worst > 1e-2, f"known issue {issue.id} no longer reproduces ({worst:.3g}) on {case.summary()}"
-    assert_agrees(ep, results, oracles.linear_attention(**issue.misread(case).kwargs()), case)
+    try:
+        assert_agrees_with_oracle(case, results, label=ep)
+    except MismatchError:
+        pass
+    else:
+        pytest.fail(f"known issue {issue.id} no longer reproduces on {case.summary()}")
+    assert_agrees_with_oracle(issue.misread(case), results, label=f"{ep} (known issue {issue.id})")
 
 
 def test_sweep_covers_every_axis():
