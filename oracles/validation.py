@@ -32,7 +32,29 @@ INPUT_NAMES = ("query", "key", "value", "past_state", "decay", "beta")
 
 
 class ValidationError(ValueError):
-    """An input or attribute breaks a rule of the LinearAttention contract."""
+    """An input or attribute breaks a rule of the LinearAttention contract.
+
+    The broken input travels as data (``input``, ``expected``, ``received``), so a caller that needs
+    to know which input was rejected reads it instead of parsing the message; the message says the
+    same in words: ``"{input}: expected {expected}, received {received}"``.
+    """
+
+    input: str
+    """The input or attribute that breaks the rule (``"decay"``, ``"kv_num_heads"``, ``"query.shape[2]"``)."""
+    expected: str
+    """What the rule demands, in words."""
+    received: Any
+    """What the call had instead."""
+
+    def __init__(self, input: str, expected: str, received: Any) -> None:
+        super().__init__(f"{input}: expected {expected}, received {received}")
+        self.input = input
+        self.expected = expected
+        self.received = received
+
+    def __reduce__(self) -> tuple[type[ValidationError], tuple[str, str, Any]]:
+        # pickling rebuilds from ``args`` by default, which holds only the message
+        return type(self), (self.input, self.expected, self.received)
 
 
 @dataclass(frozen=True)
@@ -71,33 +93,29 @@ class Dims:
         return (self.batch, self.seq_len, self.out_heads * self.d_v)
 
 
-def _fail(name: str, expected: str, received: Any) -> ValidationError:
-    return ValidationError(f"{name}: expected {expected}, received {received}")
-
-
 def _check_array(name: str, x: Any, rank: int | None) -> np.ndarray:
     if not isinstance(x, np.ndarray):
-        raise _fail(name, "a numpy.ndarray", type(x).__name__)
+        raise ValidationError(name, "a numpy.ndarray", type(x).__name__)
     if x.dtype not in SUPPORTED_DTYPES:
-        raise _fail(name, "dtype float32 or float16", f"dtype {x.dtype}")
+        raise ValidationError(name, "dtype float32 or float16", f"dtype {x.dtype}")
     if rank is not None and x.ndim != rank:
-        raise _fail(name, f"rank {rank}", f"rank {x.ndim} with shape {x.shape}")
+        raise ValidationError(name, f"rank {rank}", f"rank {x.ndim} with shape {x.shape}")
     return x
 
 
 def _check_int_attr(name: str, value: Any, low: int, high: int | None) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise _fail(name, "an integer", repr(value))
+        raise ValidationError(name, "an integer", repr(value))
     value = int(value)
     if value < low or (high is not None and value > high):
         bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
-        raise _fail(name, bound, value)
+        raise ValidationError(name, bound, value)
     return value
 
 
 def _check_divides(name: str, total: int, divisor: int, what: str) -> int:
     if divisor <= 0 or total % divisor:
-        raise _fail(name, f"a multiple of {what} = {divisor}", total)
+        raise ValidationError(name, f"a multiple of {what} = {divisor}", total)
     return total // divisor
 
 
@@ -123,7 +141,7 @@ def validate(
     rejected unless ``allow_empty_sequence`` (a backend that passes the state through may use it).
     """
     if update_rule not in UPDATE_RULES:
-        raise _fail("update_rule", f"one of {', '.join(UPDATE_RULES)}", repr(update_rule))
+        raise ValidationError("update_rule", f"one of {', '.join(UPDATE_RULES)}", repr(update_rule))
     window = _check_int_attr("state_window", state_window, 0, MAX_STATE_WINDOW)
     if chunk_size is not None:
         # a tuning hint that must not change results: any integer is accepted, as ORT accepts it
@@ -131,9 +149,9 @@ def validate(
     h_q = _check_int_attr("q_num_heads", q_num_heads, 1, None)
     h_kv = _check_int_attr("kv_num_heads", kv_num_heads, 1, None)
     if isinstance(scale, bool) or not isinstance(scale, int | float | np.floating | np.integer):
-        raise _fail("scale", "a float", repr(scale))
+        raise ValidationError("scale", "a float", repr(scale))
     if not np.isfinite(scale):
-        raise _fail("scale", "a finite float", scale)
+        raise ValidationError("scale", "a finite float", scale)
 
     query = _check_array("query", query, 3)
     key = _check_array("key", key, 3)
@@ -142,16 +160,16 @@ def validate(
     provided = {"key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
     for name, x in provided.items():
         if isinstance(x, np.ndarray) and x.dtype != dtype:
-            raise _fail(name, f"the dtype of query ({dtype})", f"dtype {x.dtype}")
+            raise ValidationError(name, f"the dtype of query ({dtype})", f"dtype {x.dtype}")
 
     batch, seq_len, q_hidden = query.shape
     for name, x in (("key", key), ("value", value)):
         if x.shape[:2] != (batch, seq_len):
-            raise _fail(name, f"(batch, sequence) = {(batch, seq_len)} as in query", f"shape {x.shape}")
+            raise ValidationError(name, f"(batch, sequence) = {(batch, seq_len)} as in query", f"shape {x.shape}")
     if batch < 1:
-        raise _fail("query", "batch >= 1", f"shape {query.shape}")
+        raise ValidationError("query", "batch >= 1", f"shape {query.shape}")
     if seq_len < 1 and not allow_empty_sequence:
-        raise _fail("query", "sequence length T >= 1 (T = 0 is outside the contract)", f"shape {query.shape}")
+        raise ValidationError("query", "sequence length T >= 1 (T = 0 is outside the contract)", f"shape {query.shape}")
 
     if h_q >= h_kv:
         _check_divides("q_num_heads", h_q, h_kv, "kv_num_heads")
@@ -159,33 +177,34 @@ def validate(
         _check_divides("kv_num_heads", h_kv, h_q, "q_num_heads")
     d_k = _check_divides("query.shape[2]", q_hidden, h_q, "q_num_heads")
     if d_k < 1:
-        raise _fail("query.shape[2]", "q_num_heads * d_k with d_k >= 1", q_hidden)
+        raise ValidationError("query.shape[2]", "q_num_heads * d_k with d_k >= 1", q_hidden)
     n_k = _check_divides("key.shape[2]", key.shape[2], d_k, "d_k")
     if n_k < 1:
-        raise _fail("key.shape[2]", f"n_k * d_k with n_k >= 1 and d_k = {d_k}", key.shape[2])
+        raise ValidationError("key.shape[2]", f"n_k * d_k with n_k >= 1 and d_k = {d_k}", key.shape[2])
     _check_divides("kv_num_heads", h_kv, n_k, "the number of key heads n_k")
     d_v = _check_divides("value.shape[2]", value.shape[2], h_kv, "kv_num_heads")
     if d_v < 1:
-        raise _fail("value.shape[2]", "kv_num_heads * d_v with d_v >= 1", value.shape[2])
+        raise ValidationError("value.shape[2]", "kv_num_heads * d_v with d_v >= 1", value.shape[2])
 
     decay_per_row = None
     if decay is not None:
         decay = _check_array("decay", decay, 3)
         if decay.shape[:2] != (batch, seq_len) or decay.shape[2] not in (h_kv, h_kv * d_k):
-            raise _fail("decay", f"shape {(batch, seq_len, h_kv)} or {(batch, seq_len, h_kv * d_k)}",
-                        f"shape {decay.shape}")
+            raise ValidationError("decay", f"shape {(batch, seq_len, h_kv)} or {(batch, seq_len, h_kv * d_k)}",
+                                  f"shape {decay.shape}")
         decay_per_row = decay.shape[2] == h_kv * d_k and d_k != 1
     elif update_rule in GATED_RULES:
-        raise _fail("decay", f"an input (update_rule {update_rule!r} requires it)", "None")
+        raise ValidationError("decay", f"an input (update_rule {update_rule!r} requires it)", "None")
 
     beta_shared = None
     if beta is not None:
         beta = _check_array("beta", beta, 3)
         if beta.shape[:2] != (batch, seq_len) or beta.shape[2] not in (h_kv, 1):
-            raise _fail("beta", f"shape {(batch, seq_len, h_kv)} or {(batch, seq_len, 1)}", f"shape {beta.shape}")
+            raise ValidationError("beta", f"shape {(batch, seq_len, h_kv)} or {(batch, seq_len, 1)}",
+                                  f"shape {beta.shape}")
         beta_shared = beta.shape[2] == 1 and h_kv != 1
     elif update_rule in DELTA_RULES:
-        raise _fail("beta", f"an input (update_rule {update_rule!r} requires it)", "None")
+        raise ValidationError("beta", f"an input (update_rule {update_rule!r} requires it)", "None")
 
     dims = Dims(
         batch=batch, seq_len=seq_len, q_heads=h_q, kv_heads=h_kv, key_heads=n_k, d_k=d_k, d_v=d_v,
@@ -198,6 +217,6 @@ def validate(
         past_state = _check_array("past_state", past_state, None)
         if past_state.shape != dims.state_shape:
             layout = "(W, B, H_kv, d_k, d_v)" if window else "(B, H_kv, d_k, d_v)"
-            raise _fail("past_state", f"shape {dims.state_shape} = {layout} for state_window {window}",
-                        f"shape {past_state.shape}")
+            raise ValidationError("past_state", f"shape {dims.state_shape} = {layout} for state_window {window}",
+                                  f"shape {past_state.shape}")
     return dims

@@ -57,7 +57,7 @@ class OrtSide:
                   for name, a in arrays.items()}
         for name, value in inputs.items():
             binding.bind_ortvalue_input(name, value)
-        output = ort.OrtValue.ortvalue_from_shape_and_type((shape.batch, seq_len, shape.heads * shape.d_v),
+        output = ort.OrtValue.ortvalue_from_shape_and_type((shape.batch, seq_len, shape.q_heads * shape.d_v),
                                                            np.dtype(dtype), "webgpu", 0)
         present = ort.OrtValue.ortvalue_from_shape_and_type(shape.slot_shape(), np.dtype(dtype), "webgpu", 0)
         binding.bind_ortvalue_output("output", output)

@@ -19,10 +19,10 @@ UPDATE_RULE = "gated_delta"
 
 @dataclass(frozen=True)
 class Shape:
-    """``B, H_kv (= H_q), d_k, d_v`` of a benchmarked call."""
+    """``B, H_kv (= H_q), d_k, d_v`` of a benchmarked call, named as in ``oracles.Dims``."""
 
     batch: int
-    heads: int
+    kv_heads: int
     d_k: int
     d_v: int
 
@@ -38,11 +38,16 @@ class Shape:
         return cls(*values)
 
     @property
+    def q_heads(self) -> int:
+        """``H_q``: every benchmarked call has as many query heads as value heads."""
+        return self.kv_heads
+
+    @property
     def label(self) -> str:
-        return f"B={self.batch} H={self.heads} dk={self.d_k} dv={self.d_v}"
+        return f"B={self.batch} H={self.kv_heads} dk={self.d_k} dv={self.d_v}"
 
     def slot_shape(self) -> tuple[int, int, int, int]:
-        return (self.batch, self.heads, self.d_k, self.d_v)
+        return (self.batch, self.kv_heads, self.d_k, self.d_v)
 
 
 REFERENCE_SHAPE = Shape(1, 32, 128, 128)
@@ -54,7 +59,9 @@ QUICK_SHAPE = Shape(1, 4, 32, 32)
 
 def attributes(shape: Shape, window: int) -> dict[str, object]:
     """The node attributes of a benchmarked call (``state_window`` omitted at ``W = 0``)."""
-    attrs: dict[str, object] = {"q_num_heads": shape.heads, "kv_num_heads": shape.heads, "update_rule": UPDATE_RULE}
+    attrs: dict[str, object] = {
+        "q_num_heads": shape.q_heads, "kv_num_heads": shape.kv_heads, "update_rule": UPDATE_RULE,
+    }
     if window:
         attrs["state_window"] = window
     return attrs

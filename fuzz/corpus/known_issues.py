@@ -53,11 +53,11 @@ class KnownIssue:
 
 
 def _broken_input(case: Case) -> str:
-    """The input or attribute named by the validation message ('' for a valid case)."""
+    """The input or attribute that validation rejects ('' for a valid case)."""
     try:
         case.dims()
     except ValidationError as err:
-        return str(err).split(":", 1)[0]
+        return err.input
     return ""
 
 

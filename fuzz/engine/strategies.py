@@ -52,6 +52,11 @@ the delta update ``I - beta k k^T`` from amplifying the state (valid input, boun
 OVERFLOW_HEADROOM = 256.0
 """Stored results are kept below ``finfo(dtype).max / OVERFLOW_HEADROOM``."""
 
+PER_HEAD_FIRST = st.sampled_from((False, True))
+"""``decay_per_row`` / ``beta_shared`` of a present input: per-head first, so failures shrink to it.
+``sampled_from``, not ``booleans``: the derandomized searches that the mutant tests' shrink bounds
+are tuned on follow this choice sequence."""
+
 STRATEGY_CACHE = 512
 """Strategy objects kept per factory: the same arguments give the same (immutable) strategy, so a
 draw does not rebuild it and Hypothesis does not recompute its properties for every example."""
@@ -120,7 +125,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class Shape:
-    """The sizes of one call."""
+    """The sizes of one call, named as in ``oracles.Dims``."""
 
     batch: int
     seq_len: int
@@ -129,20 +134,22 @@ class Shape:
     key_heads: int
     d_k: int
     d_v: int
-    window: int
+    state_window: int
 
 
 @dataclass(frozen=True)
 class Layout:
-    """Everything about a call that is not a size or a value."""
+    """Everything about a call that is not a size or a value, named as in ``oracles.Dims``."""
 
-    rule: str
+    update_rule: str
     dtype: str
-    decay: str | None
-    """``"per-head"``, ``"per-row"`` or None (absent)."""
-    beta: str | None
-    """``"per-head"``, ``"shared"`` or None (absent)."""
-    past: bool
+    decay_per_row: bool | None
+    """True for a ``(B, T, H_kv*d_k)`` decay, False for ``(B, T, H_kv)``, None = no decay input.
+    (At ``d_k = 1`` both are one shape, which ``Dims`` reports as per-head.)"""
+    beta_shared: bool | None
+    """True for a ``(B, T, 1)`` beta, False for ``(B, T, H_kv)``, None = no beta input.
+    (At ``H_kv = 1`` both are one shape, which ``Dims`` reports as per-head.)"""
+    has_past: bool
     scale: float | None
     """The ``scale`` attribute as set (``0.0`` = default explicitly), None = absent."""
 
@@ -211,14 +218,14 @@ def shapes(
     draw: st.DrawFn,
     limits: Limits,
     *,
-    window: st.SearchStrategy[int] | None = None,
+    state_window: st.SearchStrategy[int] | None = None,
     seq_len: st.SearchStrategy[int] | None = None,
 ) -> Shape:
-    """Sizes under ``limits``; ``window``/``seq_len`` strategies override the defaults.
+    """Sizes under ``limits``; ``state_window``/``seq_len`` strategies override the defaults.
 
     ``seq_len`` may depend on the window: pass a strategy, or None for ``seq_lens(limits, W)``.
     """
-    w = draw(window if window is not None else windows(limits))
+    w = draw(state_window if state_window is not None else windows(limits))
     t = draw(seq_len if seq_len is not None else seq_lens(limits, w))
     d_k = draw(head_dims(limits))
     d_v = draw(head_dims(limits, cap=max(1, limits.max_state_elements // d_k)))
@@ -228,7 +235,7 @@ def shapes(
     q_heads, kv_heads, key_heads = draw(st.sampled_from(pool) if pool else head_layouts(max_heads))
     batch = draw(st.integers(1, max(1, min(limits.max_batch, room // kv_heads))))
     return Shape(batch=batch, seq_len=t, q_heads=q_heads, kv_heads=kv_heads, key_heads=key_heads,
-                 d_k=d_k, d_v=d_v, window=w)
+                 d_k=d_k, d_v=d_v, state_window=w)
 
 
 # ---- layer 2: layouts -------------------------------------------------------------------------
@@ -245,17 +252,22 @@ def scales(limits: Limits) -> st.SearchStrategy[float | None]:
 
 @lru_cache(maxsize=STRATEGY_CACHE)
 @st.composite
-def layouts(draw: st.DrawFn, limits: Limits, *, past: bool | None = None) -> Layout:
-    """Rule, dtype, decay/beta layouts (optional ones sometimes present), past, scale."""
+def layouts(draw: st.DrawFn, limits: Limits, *, has_past: bool | None = None) -> Layout:
+    """Rule, dtype, decay/beta layouts (optional ones sometimes present), past, scale.
+
+    ``has_past`` forces the past state present or absent (None: drawn).
+    """
     rule = draw(st.sampled_from(UPDATE_RULES))
     dtype = draw(st.sampled_from(limits.dtypes))
-    decay = beta = None
+    decay_per_row = beta_shared = None
     if rule in GATED_RULES or draw(st.booleans()):
-        decay = draw(st.sampled_from(["per-head", "per-row"]))
+        decay_per_row = draw(PER_HEAD_FIRST)
     if rule in DELTA_RULES or draw(st.booleans()):
-        beta = draw(st.sampled_from(["per-head", "shared"]))
-    has_past = draw(st.booleans()) if past is None else past
-    return Layout(rule=rule, dtype=dtype, decay=decay, beta=beta, past=has_past, scale=draw(scales(limits)))
+        beta_shared = draw(PER_HEAD_FIRST)
+    return Layout(
+        update_rule=rule, dtype=dtype, decay_per_row=decay_per_row, beta_shared=beta_shared,
+        has_past=draw(st.booleans()) if has_past is None else has_past, scale=draw(scales(limits)),
+    )
 
 
 # ---- layer 3: numerics ------------------------------------------------------------------------
@@ -321,7 +333,7 @@ def _keys(rng: np.random.Generator, shape: Shape, layout: Layout, num: Numerics,
     norm = np.linalg.norm(k, axis=-1, keepdims=True)
     if num.keys == "normalised":
         k = np.where(norm > 0, k / np.where(norm > 0, norm, 1.0), k)
-    elif layout.rule in DELTA_RULES:
+    elif layout.update_rule in DELTA_RULES:
         k = k / np.maximum(1.0, norm / DELTA_KEY_NORM_CAP)
     return k.reshape(shape.batch, shape.seq_len, shape.key_heads * shape.d_k)
 
@@ -353,19 +365,18 @@ def build_case(shape: Shape, layout: Layout, num: Numerics, *, aliased: bool = F
         "key": _keys(rng, shape, layout, num, dtype),
         "value": _values(rng, (b, t, h_kv * shape.d_v), num.magnitude, dtype),
     }
-    if layout.past:
+    if layout.has_past:
         slot = (b, h_kv, shape.d_k, shape.d_v)
         arrays["past_state"] = _values(
-            rng, (shape.window, *slot) if shape.window else slot, num.magnitude, dtype)
-    if layout.decay:
-        arrays["decay"] = _decays(rng, (b, t, h_kv * (shape.d_k if layout.decay == "per-row" else 1)),
-                                  num.decay)
-    if layout.beta:
-        arrays["beta"] = _betas(rng, (b, t, h_kv if layout.beta == "per-head" else 1), num.beta)
+            rng, (shape.state_window, *slot) if shape.state_window else slot, num.magnitude, dtype)
+    if layout.decay_per_row is not None:
+        arrays["decay"] = _decays(rng, (b, t, h_kv * (shape.d_k if layout.decay_per_row else 1)), num.decay)
+    if layout.beta_shared is not None:
+        arrays["beta"] = _betas(rng, (b, t, 1 if layout.beta_shared else h_kv), num.beta)
     arrays = {name: x.astype(dtype) for name, x in arrays.items()}
 
     attrs: dict[str, Any] = {"q_num_heads": shape.q_heads, "kv_num_heads": shape.kv_heads,
-                             "update_rule": layout.rule, "state_window": shape.window}
+                             "update_rule": layout.update_rule, "state_window": shape.state_window}
     if layout.scale is not None:
         attrs["scale"] = layout.scale
     labels = {"magnitude": num.magnitude, "keys": num.keys, "decay": num.decay, "beta": num.beta,
@@ -387,16 +398,16 @@ def cases(
     limits: Limits,
     *,
     min_window: int = 0,
-    past: bool | None = None,
+    has_past: bool | None = None,
     aliased: bool = False,
 ) -> Case:
     """A valid case reaching every axis of SPEC §1-2 under ``limits``.
 
-    ``min_window`` raises the smallest ``W``; ``past`` forces the past state present or absent;
+    ``min_window`` raises the smallest ``W``; ``has_past`` forces the past state present or absent;
     ``aliased`` binds past and present state to one buffer (implies a past state).
     """
-    shape = draw(shapes(limits, window=windows(limits, min_window)))
-    layout = draw(layouts(limits, past=True if aliased else past))
+    shape = draw(shapes(limits, state_window=windows(limits, min_window)))
+    layout = draw(layouts(limits, has_past=True if aliased else has_past))
     return build_case(shape, layout, draw(numerics()), aliased=aliased)
 
 
@@ -406,8 +417,8 @@ def short_cases(draw: st.DrawFn, limits: Limits) -> Case:
     if limits.max_window < 2:
         raise ValueError("short_cases: needs Limits.max_window >= 2")
     w = draw(windows(limits, 2))
-    shape = draw(shapes(limits, window=st.just(w), seq_len=st.integers(1, min(w - 1, limits.max_seq_len))))
-    layout = draw(layouts(limits, past=True))
+    shape = draw(shapes(limits, state_window=st.just(w), seq_len=st.integers(1, min(w - 1, limits.max_seq_len))))
+    layout = draw(layouts(limits, has_past=True))
     case = build_case(shape, layout, draw(numerics()))
     return draw(st.sampled_from([None, *POISON_KINDS]).map(lambda kind: poisoned(case, kind)))
 
@@ -415,7 +426,7 @@ def short_cases(draw: st.DrawFn, limits: Limits) -> Case:
 @st.composite
 def poisoned_cases(draw: st.DrawFn, limits: Limits) -> Case:
     """``W >= 2`` with a past state whose slots ``0..W-2`` hold NaN, Inf, huge values or garbage bits."""
-    case = draw(cases(limits, min_window=2, past=True))
+    case = draw(cases(limits, min_window=2, has_past=True))
     return poisoned(case, draw(st.sampled_from(POISON_KINDS)))
 
 
@@ -430,7 +441,7 @@ def resume_cases(draw: st.DrawFn, limits: Limits) -> Case:
     w = draw(windows(limits, 1))
     draft = draw(seq_lens(limits, w))
     extra = draw(st.integers(1, limits.max_next_tokens))
-    shape = draw(shapes(limits, window=st.just(w), seq_len=st.just(draft + extra)))
+    shape = draw(shapes(limits, state_window=st.just(w), seq_len=st.just(draft + extra)))
     layout = draw(layouts(limits))
     accepted = draw(st.sampled_from([0, *represented_acceptances(draft, w)]))
     return build_case(shape, layout, draw(numerics()), notes={"draft_len": draft, "accepted": accepted})

@@ -17,7 +17,8 @@ from fuzz.bench.cli import add_subcommand, main, options_from_args
 from fuzz.bench.memory import expected_bytes
 from fuzz.bench.protocol import Protocol, chunked, run_protocol
 from fuzz.bench.rollback import Acceptance, break_even, expected_saving, represented_rejections
-from fuzz.bench.workload import QUICK_SHAPE, Shape
+from fuzz.bench.workload import QUICK_SHAPE, REFERENCE_SHAPE, Shape, attributes, host_inputs
+from oracles import validate
 
 RERUN = {1: 10.0, 2: 20.0, 3: 30.0}
 SELECT = {1: 2.0, 2: 2.0, 3: 2.0}
@@ -87,6 +88,16 @@ def test_expected_bytes_reference_slot_is_one_mib_in_fp16() -> None:
     parts = expected_bytes(Shape(1, 32, 128, 128), 8, 4, "float16")
     assert parts["window"] == parts["past_state"] == 4 * 2**20
     assert parts["scratch"] == 64
+
+
+def test_shape_names_the_sizes_of_its_calls() -> None:
+    """``"B,H,dk,dv"`` parses to the fields ``oracles.Dims`` names, and a benchmarked call has those sizes."""
+    assert Shape.parse("1,32,128,128") == REFERENCE_SHAPE
+    assert REFERENCE_SHAPE.label == "B=1 H=32 dk=128 dv=128"
+    dims = validate(**host_inputs(QUICK_SHAPE, 3, 2, "float32"), **attributes(QUICK_SHAPE, 2))
+    sizes = ("batch", "q_heads", "kv_heads", "d_k", "d_v")
+    assert [getattr(dims, n) for n in sizes] == [getattr(QUICK_SHAPE, n) for n in sizes]
+    assert dims.state_shape[1:] == QUICK_SHAPE.slot_shape()
 
 
 def test_run_protocol_repeats_warmups_and_pools_samples() -> None:

@@ -81,8 +81,9 @@ def _rule_breaking_cases() -> list[Case]:
     broken = []
     for window in (0, 2):
         base = build_case(
-            Shape(batch=1, seq_len=3, q_heads=2, kv_heads=2, key_heads=2, d_k=2, d_v=2, window=window),
-            Layout(rule="gated_delta", dtype="float32", decay="per-head", beta="per-head", past=True, scale=None),
+            Shape(batch=1, seq_len=3, q_heads=2, kv_heads=2, key_heads=2, d_k=2, d_v=2, state_window=window),
+            Layout(update_rule="gated_delta", dtype="float32", decay_per_row=False, beta_shared=False, has_past=True,
+                   scale=None),
             Numerics(magnitude="unit", keys="normalised", decay="moderate", beta="uniform", seed=0),
         )
         broken += [break_case(base, breaker, seed=0) for breaker in BREAKERS]

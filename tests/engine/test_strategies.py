@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import asdict
 
 import numpy as np
 import pytest
@@ -15,12 +16,19 @@ from fuzz.corpus.entry import Entry, from_bytes, read_entry, to_bytes, write_ent
 from fuzz.engine.bad_inputs import BREAKERS, RULES, break_case, invalid_cases
 from fuzz.engine.case import POISON_KINDS, Case
 from fuzz.engine.strategies import (
+    Layout,
     Limits,
+    Numerics,
+    Shape,
+    build_case,
     case_axes,
     cases,
     head_dims,
+    layouts,
+    numerics,
     poisoned_cases,
     resume_cases,
+    shapes,
     short_cases,
     with_clean_past,
 )
@@ -71,6 +79,22 @@ def test_valid_cases_reach_every_axis(valid: list[Case]) -> None:
     ]
     missing = [w for w in wanted if not seen[w]]
     assert not missing, f"never exercised: {missing}"
+
+
+@settings(CI, max_examples=40)
+@given(shapes(LIMITS), layouts(LIMITS), numerics())
+def test_shape_and_layout_name_the_cases_dims(shape: Shape, layout: Layout, num: Numerics) -> None:
+    """Every field of ``Shape`` and ``Layout`` is the ``Dims`` field of that name, with the same value
+    (``scale`` aside: the attribute as set, not the scale in effect)."""
+    dims = build_case(shape, layout, num).dims()
+    wanted = {**asdict(shape), **asdict(layout)}
+    del wanted["scale"]
+    # a per-row decay at d_k = 1 and a shared beta at H_kv = 1 are the per-head shapes: Dims says per-head
+    if layout.decay_per_row:
+        wanted["decay_per_row"] = shape.d_k > 1
+    if layout.beta_shared:
+        wanted["beta_shared"] = shape.kv_heads > 1
+    assert {name: getattr(dims, name) for name in wanted} == wanted
 
 
 def test_big_limits_reach_head_size_256() -> None:

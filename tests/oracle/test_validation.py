@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -91,3 +93,24 @@ def test_rule_fires_with_message(name):
 def test_validation_error_is_a_value_error():
     """Callers that catch ValueError see it too; nothing escapes as IndexError or a broadcast error."""
     assert issubclass(ValidationError, ValueError)
+
+
+CARRIED = {
+    "decay last dim": ("decay", "shape (2, 3, 2) or (2, 3, 8)", "shape (2, 3, 3)"),
+    "beta missing for delta": ("beta", "an input (update_rule 'delta' requires it)", "None"),
+    "heads not divisible (inverse)": ("kv_num_heads", "a multiple of q_num_heads = 2", 3),
+    "W = 9": ("state_window", "in [0, 8]", 9),
+    "not an array": ("value", "a numpy.ndarray", "list"),
+}
+
+
+@pytest.mark.parametrize("name", list(CARRIED))
+def test_error_carries_the_broken_input_as_data(name):
+    """``input``, ``expected`` and ``received`` are the parts of the message, as data (and survive pickling)."""
+    with pytest.raises(ValidationError) as info:
+        linear_attention(**BROKEN[name][0])
+    err = info.value
+    assert (err.input, err.expected, err.received) == CARRIED[name]
+    assert str(err) == f"{err.input}: expected {err.expected}, received {err.received}"
+    copy = pickle.loads(pickle.dumps(err))
+    assert (copy.input, copy.expected, copy.received, str(copy)) == (*CARRIED[name], str(err))
