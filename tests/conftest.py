@@ -45,3 +45,16 @@ def backend() -> Iterator[BackendGetter]:
 def available(backend: BackendGetter) -> dict[str, Backend]:
     """Every registered backend this machine has, by name."""
     return {name: b for name in REGISTRY if isinstance(b := backend(name), Backend)}
+
+
+@pytest.fixture(scope="session")
+def need(backend: BackendGetter) -> Callable[..., Backend]:
+    """``need(spec, isolate=False)``: the backend, or skip the test saying why this machine lacks it."""
+
+    def get(spec: str, *, isolate: bool = False) -> Backend:
+        found = backend(spec, isolate=isolate)
+        if isinstance(found, str):
+            pytest.skip(found)
+        return found
+
+    return get

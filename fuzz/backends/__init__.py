@@ -9,7 +9,6 @@ backend that declares itself ``crash_prone`` runs in a worker process (``fuzz.ba
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
 from fuzz.backends.base import (
@@ -23,15 +22,8 @@ from fuzz.backends.base import (
     Unavailable,
     Unsupported,
 )
-
-REGISTRY: dict[str, str] = {
-    "oracle": "fuzz.backends.oracle:OracleBackend",
-    "ort-cpu": "fuzz.backends.ort_cpu:OrtCpuBackend",
-    "ort-webgpu": "fuzz.backends.ort_webgpu:OrtWebGpuBackend",
-    "ort-cuda": "fuzz.backends.ort_cuda:OrtCudaBackend",
-    "wgpu": "fuzz.backends.wgpu_kernel:WgpuNativeBackend", "wgpu-dawn": "fuzz.backends.wgpu_kernel:WgpuDawnBackend",
-}
-"""Backend name -> ``module:class``. Modules are imported only when the backend is created."""
+from fuzz.backends.isolation import IsolatedBackend
+from fuzz.backends.registry import REGISTRY, backend_class
 
 
 @dataclass(frozen=True)
@@ -39,27 +31,6 @@ class Availability:
     name: str
     capabilities: Capabilities | None
     reason: str | None
-
-
-def backend_class(spec: str) -> type[Backend]:
-    """The class behind a registry name or ``module:Class``; ``KeyError`` for an unknown name,
-    ``Unavailable`` when its module cannot be imported here."""
-    if ":" in spec:
-        target = spec
-    else:
-        try:
-            target = REGISTRY[spec]
-        except KeyError:
-            raise KeyError(f"unknown backend {spec!r}; known: {', '.join(REGISTRY)} (or module:Class)") from None
-    module_name, _, class_name = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise Unavailable(f"{spec}: cannot import {module_name}: {err}") from err
-    try:
-        return getattr(module, class_name)
-    except AttributeError:
-        raise KeyError(f"backend {spec!r}: {module_name} has no {class_name}") from None
 
 
 def create(spec: str, *, isolate: bool = False, **options: object) -> Backend:
@@ -70,8 +41,6 @@ def create(spec: str, *, isolate: bool = False, **options: object) -> Backend:
     """
     cls = backend_class(spec)
     if isolate and cls.crash_prone:
-        from fuzz.backends.isolation import IsolatedBackend
-
         return IsolatedBackend(spec, **options)
     return cls(**options)
 

@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from fuzz.backends import create
 from fuzz.backends.base import (
     Backend,
     BackendError,
@@ -41,6 +40,7 @@ from fuzz.backends.base import (
     Unavailable,
     Unsupported,
 )
+from fuzz.backends.registry import backend_class
 from fuzz.engine.case import Case
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -66,7 +66,7 @@ def _serve(conn: _Channel) -> None:
     per case until told to stop or the parent goes away."""
     target, options = conn.recv()
     try:
-        backend = create(target, **options)
+        backend = backend_class(target)(**options)
         conn.send(("ready", (backend.name, backend.capabilities())))
     except Unavailable as err:
         conn.send(("unavailable", str(err)))

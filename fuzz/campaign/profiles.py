@@ -1,11 +1,14 @@
 """Hypothesis settings profiles of the suite: ``ci``, ``dev`` and ``campaign``.
 
-``ci`` is reproducible and small (derandomized, no example database); ``dev`` explores more with
-a local database; ``campaign`` is the long exploration, targeting the worst error ratios and
+``ci`` is reproducible and small (derandomized, no example database; the tests' default); ``dev``
+explores more with a local database; ``campaign`` is the long exploration, targeting the worst error ratios and
 remembering failures across runs. Cases are built from seeds and checked on real backends, so
 ``too_slow`` and ``data_too_large`` are expected and suppressed, and no deadline applies (a WebGPU
 session compile can take half a second). Only ``dev`` runs Hypothesis's explain phase: it re-runs a
 shrunk failure many times to annotate it, which for a crashing case means as many process restarts.
+
+``register()`` makes them Hypothesis profiles (``tests/conftest.py`` calls it), so
+``pytest --hypothesis-profile=dev`` selects one the standard way; campaigns take ``get("campaign")``.
 """
 
 from __future__ import annotations
@@ -40,10 +43,3 @@ def get(name: str) -> settings:
         return PROFILES[name]
     except KeyError:
         raise KeyError(f"unknown Hypothesis profile {name!r}; known: {', '.join(PROFILES)}") from None
-
-
-def load(name: str) -> settings:
-    """Register the profiles, make ``name`` the active one and return its settings."""
-    register()
-    settings.load_profile(name)
-    return get(name)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from support.ort_cases import fixed_case
 
-from fuzz.backends import Crashed, Rejected, Unavailable, Unsupported, create
+from fuzz.backends import Crashed, Rejected, Unsupported, create
 from fuzz.backends.ort_session import WindowUnsupported
 from fuzz.engine.compare import assert_agrees_with_oracle, assert_results_agree
 from oracles.validation import UPDATE_RULES
@@ -18,128 +18,118 @@ WINDOW_REFUSALS = {
 }
 """Today's refusal of W > 0 by each EP, word for word (SPEC §6)."""
 
-_backends: dict[str, object] = {}
-
-
-@pytest.fixture(scope="module", params=sorted(WINDOW_REFUSALS))
-def backend(request):
-    name = request.param
-    if name not in _backends:
-        try:
-            _backends[name] = create(name)
-        except Unavailable as err:
-            _backends[name] = err
-    if isinstance(_backends[name], Unavailable):
-        pytest.skip(str(_backends[name]))
-    return _backends[name]
+@pytest.fixture(params=sorted(WINDOW_REFUSALS))
+def ort(request, need):
+    """Each ORT EP that refuses ``W > 0`` today (the session-wide instance)."""
+    return need(request.param)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_w0_agrees_with_oracle(backend, dtype):
+def test_w0_agrees_with_oracle(ort, dtype):
     """Every rule, both head layouts, both decay layouts, with and without past state."""
     for index, rule in enumerate(UPDATE_RULES):
         for layout in ("standard", "inverse"):
             case = fixed_case(rule, dtype, layout=layout, past=index % 2 == 0, per_row_decay=layout == "inverse",
                               seed=index)
-            assert_agrees_with_oracle(case, backend.run(case), label=backend.name)
+            assert_agrees_with_oracle(case, ort.run(case), label=ort.name)
 
 
-def test_probe_reports_todays_w_refusal(backend):
-    caps = backend.capabilities()
+def test_probe_reports_todays_w_refusal(ort):
+    caps = ort.capabilities()
     assert caps.window == "prefix"
-    assert WINDOW_REFUSALS[backend.name] in backend.window_probe_message
-    assert any(WINDOW_REFUSALS[backend.name] in note for note in caps.notes)
+    assert WINDOW_REFUSALS[ort.name] in ort.window_probe_message
+    assert any(WINDOW_REFUSALS[ort.name] in note for note in caps.notes)
     assert set(caps.dtypes) == {"float32", "float16"} and caps.aliasing
 
 
 @pytest.mark.parametrize("window", range(1, 9))
-def test_prefix_mode_checks_every_slot(backend, window, monkeypatch):
+def test_prefix_mode_checks_every_slot(ort, window, monkeypatch):
     """Each slot is a separate W = 0 run of the EP over its prefix, and agrees with the oracle; the
     last slot's run (all tokens) is the run that gives the output, made once."""
     calls = []
-    execute = backend._execute
-    monkeypatch.setattr(backend, "_execute", lambda session, case: calls.append(case.seq_len) or execute(session, case))
+    execute = ort._execute
+    monkeypatch.setattr(ort, "_execute", lambda session, case: calls.append(case.seq_len) or execute(session, case))
     seq_len = 5  # W = 6..8 have leading slots that represent no token
     for rule, dtype in (("gated_delta", np.float32), ("delta", np.float16)):
         case = fixed_case(rule, dtype, window=window, seq_len=seq_len, layout="inverse" if window % 2 else "standard",
                           per_row_decay=window % 3 == 0)
         calls.clear()
-        output, present = backend.run(case)
-        assert_agrees_with_oracle(case, (output, present), label=backend.name)
+        output, present = ort.run(case)
+        assert_agrees_with_oracle(case, (output, present), label=ort.name)
         represented = list(range(max(seq_len - window, 0) + 1, seq_len + 1))
         assert sorted(calls) == represented, case.summary()
         leading = max(window - seq_len, 0)
         assert np.all(present[:leading] == 0), case.summary()
 
 
-def test_prefix_mode_reads_only_the_last_past_slot(backend):
+def test_prefix_mode_reads_only_the_last_past_slot(ort):
     case = fixed_case("gated_delta", window=4)
     poisoned = case.inputs["past_state"].copy()
     poisoned[:3] = np.nan
-    clean, dirty = backend.run(case), backend.run(case.with_inputs(past_state=poisoned).with_(poison="nan"))
+    clean, dirty = ort.run(case), ort.run(case.with_inputs(past_state=poisoned).with_(poison="nan"))
     for a, b in zip(clean, dirty, strict=True):
         assert a.tobytes() == b.tobytes()
 
 
-def test_refusals_carry_orts_message(backend):
+def test_refusals_carry_orts_message(ort):
     case = fixed_case("gated_delta")
     with pytest.raises(Rejected, match=r"state_window must be in \[0, 8\], got 9"):
-        backend.run(case.with_attrs(state_window=9))
+        ort.run(case.with_attrs(state_window=9))
     with pytest.raises(Rejected, match="divisible by q_num_heads"):
-        backend.run(case.with_attrs(q_num_heads=3))
-    with pytest.raises(WindowUnsupported, match=WINDOW_REFUSALS[backend.name].replace("(", r"\(").replace(")", r"\)")):
-        backend.session(fixed_case("linear", window=2))
+        ort.run(case.with_attrs(q_num_heads=3))
+    with pytest.raises(WindowUnsupported, match=WINDOW_REFUSALS[ort.name].replace("(", r"\(").replace(")", r"\)")):
+        ort.session(fixed_case("linear", window=2))
     with pytest.raises(Unsupported, match="no float64 kernel"):
-        backend.run(fixed_case("linear", np.float64))
+        ort.run(fixed_case("linear", np.float64))
 
 
-def test_prefix_mode_refuses_a_bad_window_state(backend):
+def test_prefix_mode_refuses_a_bad_window_state(ort):
     """A 5-D state of the wrong window reaches the EP (its message); a 4-D one, which the EP would
     take at W = 0, is refused by the suite's validation, and the message says so."""
     past = fixed_case("linear", window=3).inputs["past_state"]
     with pytest.raises(Rejected, match="past_state"):
-        backend.run(fixed_case("linear", window=3).with_inputs(past_state=past[:2]))
+        ort.run(fixed_case("linear", window=3).with_inputs(past_state=past[:2]))
     with pytest.raises(Rejected, match="prefix mode, suite validation"):
-        backend.run(fixed_case("linear", window=3).with_inputs(past_state=past[2]))
+        ort.run(fixed_case("linear", window=3).with_inputs(past_state=past[2]))
 
 
 @pytest.mark.parametrize("window", [0, 3])
-def test_aliased_binding_equals_separate_buffers(backend, window):
+def test_aliased_binding_equals_separate_buffers(ort, window):
     for rule in UPDATE_RULES:
         case = fixed_case(rule, window=window, seed=window)
-        plain = backend.run(case)
-        aliased = backend.run(case.with_(aliased=True))
+        plain = ort.run(case)
+        aliased = ort.run(case.with_(aliased=True))
         for a, b in zip(plain, aliased, strict=True):
             assert a.tobytes() == b.tobytes(), case.summary()
 
 
 @pytest.mark.parametrize("aliased", [False, True])
 @pytest.mark.parametrize("past", [False, True])
-def test_two_call_continuation_equals_one_call(backend, aliased, past):
+def test_two_call_continuation_equals_one_call(ort, aliased, past):
     """The second call resumes from the device value the first call wrote."""
     for split in (1, 3):
         case = fixed_case("gated_delta", past=past, seq_len=5).with_(aliased=aliased)
-        whole = backend.run(case)
-        continued = backend.run_continued(case, split)
-        assert_agrees_with_oracle(case, continued, label=f"{backend.name} continued", resumed_at=split)
+        whole = ort.run(case)
+        continued = ort.run_continued(case, split)
+        assert_agrees_with_oracle(case, continued, label=f"{ort.name} continued", resumed_at=split)
         assert_results_agree(case, continued, whole, labels=("continued", "one call"), resumed_at=split)
 
 
-def test_continuation_at_w_gt_0_needs_a_native_window(backend):
+def test_continuation_at_w_gt_0_needs_a_native_window(ort):
     with pytest.raises(Unsupported, match="needs an EP that runs W > 0"):
-        backend.run_continued(fixed_case("linear", window=2), 2)
+        ort.run_continued(fixed_case("linear", window=2), 2)
 
 
-def test_seq_len_zero_neither_crashes_nor_invents_state(backend):
+def test_seq_len_zero_neither_crashes_nor_invents_state(ort):
     """T = 0 is outside the contract: reject or pass the state through, never crash (run isolated)."""
     case = fixed_case("linear", seq_len=0)
-    worker = create(backend.name, isolate=True)
+    worker = create(ort.name, isolate=True)
     try:
         output, state = worker.run(case)
     except Rejected:
         return
     except Crashed as err:
-        if backend.name == "ort-webgpu":
+        if ort.name == "ort-webgpu":
             pytest.xfail(f"known ORT WebGPU EP 0.4.0 crash on T = 0: {err.message}")
         raise
     finally:

@@ -14,14 +14,9 @@ from fuzz.backends.ort_webgpu import OrtWebGpuBackend
 from fuzz.engine.compare import assert_agrees_with_oracle, assert_results_agree
 
 
-@pytest.fixture(scope="module")
-def webgpu():
-    try:
-        backend = create("ort-webgpu")
-    except Unavailable as err:
-        pytest.skip(str(err))
-    yield backend
-    backend.close()
+@pytest.fixture
+def webgpu(need):
+    return need("ort-webgpu")
 
 
 class _NoDeviceWebGpu(OrtWebGpuBackend):

@@ -10,30 +10,13 @@ import pytest
 from support.random_cases import sweep
 
 import oracles
-from fuzz.backends import Unavailable, create
 from fuzz.corpus.known_issues import affecting
 from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle
 
 CASES = sweep(seed=20261130, count=200)
-_BACKENDS: dict[str, object] = {}
-
-
-def backend(name: str):
-    """One backend per test process (sessions stay cached across the sweep); skip if unavailable."""
-    if name not in _BACKENDS:
-        try:
-            _BACKENDS[name] = create(name)
-        except Unavailable as err:
-            _BACKENDS[name] = err
-    found = _BACKENDS[name]
-    if isinstance(found, Unavailable):
-        pytest.skip(f"backend {name} unavailable here: {found}")
-    return found
-
-
 @pytest.mark.parametrize("ep", ["ort-cpu", "ort-webgpu"])
 @pytest.mark.parametrize("index", range(len(CASES)))
-def test_oracle_agrees_with_ort(ep, index):
+def test_oracle_agrees_with_ort(ep, index, need):
     """Each EP within the tolerance model of the oracle; a case hit by a known EP bug checks the bug instead.
 
     For a known issue the test asserts both that the EP still disagrees with the contract (fails
@@ -42,7 +25,7 @@ def test_oracle_agrees_with_ort(ep, index):
     neither a fix nor a change of symptom can pass unnoticed.
     """
     case = CASES[index]
-    results = backend(ep).run(case)
+    results = need(ep).run(case)
     issue = affecting(ep, case)
     if issue is None:
         assert_agrees_with_oracle(case, results, label=ep)
