@@ -18,8 +18,8 @@ python3 -c "import onnxruntime, numpy, hypothesis; print('onnxruntime', onnxrunt
 python3 -m fuzz.cli backends 2>&1 | grep -v '^Warning' | tee "$out/backends.txt"
 if [ "$what" = tests ] || [ "$what" = all ]; then
   python3 -m pytest -q -n 8 -p no:cacheprovider \
-    tests/test_kernel_parity.py tests/test_kernel_device.py tests/test_oracle_vs_ort.py \
-    tests/test_ort_backends.py tests/test_ort_webgpu.py tests/test_properties.py --tb=short -rfE \
+    tests/kernel tests/oracle/test_oracle_vs_ort.py \
+    tests/backends/test_ort_backends.py tests/backends/test_ort_webgpu.py tests/engine/test_properties.py --tb=short -rfE \
     > "$out/tests.txt" 2>&1
   tail -25 "$out/tests.txt"
 fi

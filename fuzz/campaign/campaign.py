@@ -6,7 +6,7 @@ to ``<out>/corpus`` the moment it arrives and draws the progress line. At the en
 budget, or on the first Ctrl-C, it sets the shared stop time: every running unit ends at its next
 example and hands back what it checked and found (a second Ctrl-C aborts at once). Then it writes
 ``summary.json`` and ``report.html``. Findings are shared between shards through the example
-database (``fuzz.database.shared_key``): each worker re-checks, before every unit, the cases other
+database (``fuzz.campaign.database.shared_key``): each worker re-checks, before every unit, the cases other
 shards published there.
 
 A finding the workers classified as known (``fuzz.corpus.known_issues.Classifier``: a documented
