@@ -270,10 +270,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=_positive, default=os.cpu_count() or 1, help="worker processes")
     p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
     p.add_argument("--properties", help="comma-separated properties, or all (default)")
-    p.add_argument("--limits", choices=["campaign", "ci", "default", "big"], default="campaign",
-                   help="case size caps (default campaign: every axis, shapes from a small pool)")
+    p.add_argument("--limits", choices=["swarm", "campaign", "ci", "default", "big"], default="swarm",
+                   help="case sizes: swarm (default) draws a slice of the whole contract per work unit, "
+                   "from tiny to real model sizes; the others are one fixed slice for every unit "
+                   "(campaign: shapes from a small pool; big: head sizes up to 256)")
     p.add_argument("--examples-per-unit", type=_positive, default=50,
-                   help="Hypothesis examples per work unit (default 50)")
+                   help="Hypothesis examples per work unit (default 50; swarm units of large shapes run fewer)")
     p.add_argument("--out", default="lafuzz-out", help="output directory (report, summary, corpus, database)")
     p.add_argument("--database", help="example database: a directory or redis://HOST:PORT "
                    "(default OUT/hypothesis-db)")

@@ -21,7 +21,6 @@ import contextlib
 import math
 import multiprocessing
 import platform
-import re
 import signal
 import time
 from collections import Counter
@@ -35,6 +34,7 @@ from typing import Any
 import hypothesis
 import psutil
 
+from fuzz.campaign import coverage
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
 from fuzz.campaign.summary import Summary
@@ -56,7 +56,8 @@ class CampaignConfig:
     time_budget: float | None = 180.0
     example_budget: int | None = None
     examples_per_unit: int = 50
-    limits: str = "campaign"
+    limits: str = "swarm"
+    """``swarm`` (each unit its own slice, ``fuzz.campaign.swarm``) or a fixed ``--limits`` name."""
     out: Path = Path("lafuzz-out")
     database: str | None = None
     """Directory or ``redis://HOST:PORT``; default ``<out>/hypothesis-db``."""
@@ -96,6 +97,7 @@ class Campaign:
         self.parts: dict[str, list[float]] = {}
         self.known_cases: Counter = Counter()
         self.per_property: dict[str, Counter] = {p: Counter() for p in config.properties}
+        self.tiers: dict[str, Counter] = {}
         self.findings: dict[str, dict[str, Any]] = {}
         self.database_keys: set[bytes] = set()
         self.interrupted = False
@@ -137,6 +139,8 @@ class Campaign:
         self.units += 1
         self.stopped_units += result.stopped
         self.results_examples += result.examples
+        self.tiers.setdefault(result.tier, Counter()).update(units=1, examples=result.examples,
+                                                             milliseconds=round(result.seconds * 1000))
         self.backend_calls.update(result.backend_calls)
         self.coverage.update(result.coverage)
         self.known_cases.update(result.known)
@@ -150,6 +154,7 @@ class Campaign:
             stats.update(findings=1)
             self._record(result.unit, finding)
         self.progress.units = self.units
+        self.progress.coverage = coverage.reached(self.coverage)
 
     # ---- the run loop -------------------------------------------------------------------------
     def _out_of_budget(self) -> bool:
@@ -278,26 +283,15 @@ class Campaign:
             backend_calls=dict(self.backend_calls),
             peak_rss_mib=round(self.progress.peak_rss_mib, 1),
             rss_samples=self.progress.rss_samples,
-            coverage=_by_axis(self.coverage),
+            coverage=coverage.table(self.coverage),
             ratio_histogram={p: dict(c) for p, c in self.ratios.items()},
             error_ratios={part: [round(r, 6) for r in ratios] for part, ratios in sorted(self.parts.items())},
             known_cases=dict(self.known_cases),
             per_property={p: dict(c) for p, c in self.per_property.items()},
+            per_tier={t: dict(c) for t, c in sorted(self.tiers.items())},
             findings=list(self.findings.values()),
             database_keys=sorted(k.hex() for k in self.database_keys),
         )
-
-
-AXIS = re.compile(r"^([A-Za-z_]+)(?=[=<> ])")
-
-
-def _by_axis(coverage: Counter) -> dict[str, dict[str, int]]:
-    """``{"rule=delta": 3, "T<W": 2, "past": 1}`` -> ``{"rule": {"rule=delta": 3}, "T": {"T<W": 2}, "other": ...}``."""
-    axes: dict[str, dict[str, int]] = {}
-    for label, count in sorted(coverage.items()):
-        match = AXIS.match(label)
-        axes.setdefault(match.group(1) if match else "other", {})[label] = count
-    return axes
 
 
 def run_campaign(config: CampaignConfig, progress: Progress | None = None,

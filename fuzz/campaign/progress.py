@@ -39,6 +39,8 @@ class Progress:
         self.examples = 0
         self.units = 0
         self.findings: Counter = Counter()
+        self.coverage = (0, 0)
+        """``(buckets reached, buckets in all)`` of ``fuzz.campaign.coverage``."""
         self.peak_rss_mib = 0.0
         self.rss_samples: list[tuple[float, float]] = []
 
@@ -59,7 +61,8 @@ class Progress:
         found = ", ".join(f"{kind} {n}" for kind, n in sorted(self.findings.items())) or "none"
         return (
             f"[lafuzz] {self.elapsed:7.1f}s  {self.examples} cases  {self.rate:6.1f}/s  "
-            f"{self.units} units  findings: {found}  rss {self.peak_rss_mib:.0f} MiB"
+            f"{self.units} units  coverage {self.coverage[0]}/{self.coverage[1]}  findings: {found}  "
+            f"rss {self.peak_rss_mib:.0f} MiB"
         )
 
     def tick(self, force: bool = False) -> None:

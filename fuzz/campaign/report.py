@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -114,16 +115,6 @@ def _ratios(histogram: dict[str, dict[str, int]]) -> Callable[[plt.Axes], None]:
     return draw
 
 
-def _coverage(axis: str, counts: dict[str, int]) -> Callable[[plt.Axes], None]:
-    def draw(ax: plt.Axes) -> None:
-        labels = sorted(counts, key=lambda v: (len(v), v))
-        ax.bar(labels, [counts[v] for v in labels], color="#4a78b5")
-        ax.set(title=f"cases per {axis}", ylabel="cases")
-        ax.tick_params(axis="x", labelrotation=30, labelsize=8)
-
-    return draw
-
-
 def _memory(samples: list[list[float]]) -> Callable[[plt.Axes], None]:
     def draw(ax: plt.Axes) -> None:
         ax.plot([s[0] for s in samples], [s[1] for s in samples], marker=".")
@@ -159,6 +150,34 @@ def _finding(f: dict[str, Any]) -> str:
         f"<p>reproduce: <code>{html.escape(f['reproduce'])}</code></p>"
         f"<pre>{html.escape(f['report'])}</pre></div>"
     )
+
+
+def _heat(count: int, most: int) -> str:
+    """A table cell whose shade grows with ``count`` (a log scale); red for a bucket never reached."""
+    if not count:
+        return '<td style="background:#f6c5c0">0</td>'
+    share = math.log1p(count) / math.log1p(most)
+    return f'<td style="background:rgba(74,120,181,{0.1 + 0.6 * share:.2f})">{count}</td>'
+
+
+def _coverage_section(summary: Summary) -> str:
+    """Every coverage bucket with its count, one row per axis; the buckets never reached, by name."""
+    total = sum(len(row) for row in summary.coverage.values())
+    missing = summary.never_reached
+    rows = []
+    for axis, row in summary.coverage.items():
+        most = max(row.values(), default=0) or 1
+        cells = "".join(f"<td>{html.escape(b)}</td>{_heat(n, most)}" for b, n in row.items())
+        rows.append(f"<tr><th>{html.escape(axis)}</th>{cells}</tr>")
+    tiers = _table([[t, r.get("units", 0), r.get("examples", 0), round(r.get("milliseconds", 0) / 1000, 1),
+                     summary.tier_rates.get(t, 0.0)] for t, r in summary.per_tier.items()],
+                   ["size tier", "units", "cases", "worker seconds", "cases per worker second"])
+    never = ("<p>Never reached: " + ", ".join(f"<code>{html.escape(m)}</code>" for m in missing) + "</p>"
+             if missing else "<p>Every bucket was reached.</p>")
+    return (f"<h2>Coverage: {total - len(missing)} of {total} buckets reached</h2>"
+            f"<p>Cases per bucket of every axis of the contract and of the interactions where bugs hide "
+            f"(each pair of cells: bucket, cases).</p><table>{''.join(rows)}</table>{never}"
+            f"<h3>Where the time went</h3>{tiers}")
 
 
 def render_html(summary: Summary) -> str:
@@ -214,8 +233,7 @@ def render_html(summary: Summary) -> str:
         parts.append("<p>Every comparison of every case, passing or not, at its worst element:</p>")
         parts.append(_png(_strip(_grouped(points, 0), "backend pair"), 9.0, 4.2))
         parts.append(_png(_strip(_grouped(points, 1), "output / state slot"), 9.0, 4.2))
-    parts.append("<h2>Coverage of the case axes</h2>")
-    parts.extend(_png(_coverage(axis, counts), 5.0, 2.6) for axis, counts in summary.coverage.items())
+    parts.append(_coverage_section(summary))
     if len(summary.rss_samples) > 1:
         parts.append("<h2>Memory</h2>")
         parts.append(_png(_memory(summary.rss_samples)))

@@ -62,13 +62,15 @@ class Summary:
     peak_rss_mib: float
     rss_samples: list[list[float]]
     coverage: dict[str, dict[str, int]]
-    """Axis -> label -> cases."""
+    """Axis -> bucket -> cases, every bucket of ``fuzz.campaign.coverage.UNIVERSE`` (zeros included)."""
     ratio_histogram: dict[str, dict[str, int]]
     """Property -> decade of the worst error/tolerance ratio -> cases."""
     error_ratios: dict[str, list[float]]
     """``"backends|part"`` -> the worst passing ratio of each unit."""
     known_cases: dict[str, int]
     per_property: dict[str, dict[str, int]]
+    per_tier: dict[str, dict[str, int]]
+    """Swarm size tier (or fixed ``--limits``) -> units, examples and worker milliseconds spent there."""
     findings: list[dict[str, Any]]
     database_keys: list[str]
     merged_from: int = 1
@@ -79,11 +81,23 @@ class Summary:
         return exit_status(self.findings, self.checked_examples, self.interrupted)
 
     @property
+    def never_reached(self) -> list[str]:
+        """The ``"axis: bucket"`` coverage buckets no case fell in."""
+        return [f"{axis}: {bucket}" for axis, row in self.coverage.items() for bucket, n in row.items() if not n]
+
+    @property
+    def tier_rates(self) -> dict[str, float]:
+        """Examples per second of worker time in each size tier (a worker runs one unit at a time)."""
+        return {tier: round(row["examples"] * 1000 / row["milliseconds"], 1) if row.get("milliseconds") else 0.0
+                for tier, row in self.per_tier.items()}
+
+    @property
     def new_findings(self) -> list[dict[str, Any]]:
         return [f for f in self.findings if not f.get("known_failure")]
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, **asdict(self), "exit_status": self.exit_status}
+        return {"format": FORMAT, **asdict(self), "exit_status": self.exit_status,
+                "never_reached": self.never_reached, "tier_rates": self.tier_rates}
 
     @classmethod
     def from_json(cls, document: dict[str, Any]) -> Summary:
@@ -98,7 +112,7 @@ class Summary:
         return cls.from_json(json.loads(Path(path).read_text()))
 
     def write(self, path: Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n")
 
     @classmethod
     def merge(cls, summaries: list[Summary]) -> Summary:
@@ -121,7 +135,7 @@ class Summary:
         for s in summaries:
             for part, ratios in s.error_ratios.items():
                 merged.error_ratios.setdefault(part, []).extend(ratios)
-        for name in ("backend_calls", "coverage", "per_property", "ratio_histogram", "known_cases"):
+        for name in ("backend_calls", "coverage", "per_property", "per_tier", "ratio_histogram", "known_cases"):
             total: dict[str, Any] = {}
             for s in summaries:
                 _sum_nested(total, getattr(s, name))

@@ -35,15 +35,15 @@ from hypothesis import settings as Settings
 from hypothesis.errors import FlakyFailure
 
 from fuzz.backends import Backend, Capabilities
+from fuzz.campaign.coverage import buckets
 from fuzz.campaign.shard import WorkUnit
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.corpus.known_issues import Classifier, affecting
 from fuzz.engine.case import Case
 from fuzz.engine.compare import RATIO_CAP
 from fuzz.engine.properties import CheckResult, resolve_property
-from fuzz.engine.strategies import Limits, case_axes
+from fuzz.engine.strategies import Limits
 from fuzz.findings import Finding, Kind, PropertyFailure
-from oracles.validation import ValidationError
 
 
 class CountingBackend(Backend):
@@ -63,14 +63,6 @@ class CountingBackend(Backend):
 
     def close(self) -> None:
         self.inner.close()
-
-
-def axes(case: Case) -> list[str]:
-    """The coverage labels of a case (the engine's axes; an invalid case by the rule it breaks)."""
-    try:
-        return case_axes(case)
-    except ValidationError:
-        return [f"broken-rule={case.notes.get('broken_rule', 'unknown')}", f"dtype={case.dtype}"]
 
 
 def ratio_bucket(ratio: float) -> str:
@@ -102,6 +94,10 @@ class UnitResult:
     """``"backend: reason"`` -> examples a backend took no part in."""
     stopped: bool = False
     """The unit ended at ``stop_at`` before Hypothesis was done with it."""
+    tier: str = ""
+    """The size tier of its swarm plan (or the fixed ``--limits`` name)."""
+    seconds: float = 0.0
+    """Wall time of the unit in its worker."""
 
 
 class UnitStopped(BaseException):
@@ -185,7 +181,7 @@ def run_unit(
         if time.time() >= stop_at():
             raise UnitStopped
         last[:] = [case]
-        labels = axes(case)
+        labels = buckets(case)
         for label in labels:
             event(label)
         result.examples += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,9 +19,10 @@ from typing import Any
 from hypothesis import settings as Settings
 
 from fuzz.backends import Backend, Unavailable, backend_class, create
-from fuzz.campaign import profiles
+from fuzz.campaign import profiles, swarm
 from fuzz.campaign.database import UnitDatabase, open_database, shared_key
 from fuzz.campaign.shard import WorkUnit
+from fuzz.campaign.swarm import UnitPlan
 from fuzz.campaign.unit import CountingBackend, UnitResult, run_unit
 from fuzz.corpus.entry import Entry, from_bytes, marks, to_bytes
 from fuzz.corpus.known_issues import Classifier
@@ -28,10 +30,20 @@ from fuzz.engine.properties import resolve_property
 from fuzz.engine.strategies import Limits
 from fuzz.findings import Finding, PropertyFailure
 
+SWARM = "swarm"
+"""``--limits swarm`` (the default): each unit draws its own slice of the contract (``fuzz.campaign.swarm``)."""
+
 LIMITS: dict[str, Callable[[], Limits]] = {
     "campaign": Limits.campaign, "ci": Limits.ci, "default": Limits.default, "big": Limits.big,
 }
-"""``--limits`` name -> case size caps."""
+"""``--limits`` name -> the fixed size caps every unit uses."""
+
+
+def unit_plan(config: Any, unit: WorkUnit) -> UnitPlan:
+    """What ``unit`` draws from and how many examples it runs: its own swarm plan, or the fixed ``--limits``."""
+    if config.limits == SWARM:
+        return swarm.plan(unit.seed, config.examples_per_unit)
+    return UnitPlan(tier=config.limits, limits=LIMITS[config.limits](), examples=config.examples_per_unit)
 
 
 class Worker:
@@ -47,7 +59,6 @@ class Worker:
         self.backends = [CountingBackend(create(n)) for n in config.backends]
         self._isolated: list[CountingBackend] | None = None
         self.names = tuple(b.name for b in self.backends)
-        self.limits = LIMITS[config.limits]()
         self.base = profiles.get("campaign")
         self.database = open_database(config.database_spec())
         self.classifier = Classifier(marks(config.known_corpus) if config.known_corpus else {})
@@ -88,16 +99,19 @@ class Worker:
         """Run one unit; publish its finding for the other shards."""
         shared = self.shared_findings(unit.property)
         database = UnitDatabase(self.database, f"lafuzz/unit/{unit.key}/{','.join(self.names)}")
+        plan = unit_plan(self.config, unit)
+        started = time.monotonic()
         result = run_unit(
             unit,
             self.backends_for(unit.property),
-            limits=self.limits,
-            settings=Settings(self.base, max_examples=self.config.examples_per_unit, database=database),
+            limits=plan.limits,
+            settings=Settings(self.base, max_examples=plan.examples, database=database),
             on_example=self.on_example,
             stop_at=self.stop_at,
             classifier=self.classifier,
             shrunk_issues=self.shrunk_issues,
         )
+        result.tier, result.seconds = plan.tier, time.monotonic() - started
         if result.finding is not None:
             value = to_bytes(Entry(result.finding))
             self.seen_shared.add(hashlib.sha256(value).digest())

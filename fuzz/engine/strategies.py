@@ -84,6 +84,14 @@ class Limits:
     """When set, ``d_k`` and ``d_v`` come only from these sizes (few compiled kernels, caches hit)."""
     head_layout_pool: tuple[tuple[int, int, int], ...] = ()
     """When set, ``(H_q, H_kv, n_k)`` comes only from these layouts."""
+    min_seq_len: int = 1
+    """Smallest ``T`` drawn where a property leaves the choice open (a swarm unit of long calls)."""
+    rules: tuple[str, ...] = UPDATE_RULES
+    """The update rules drawn."""
+    decay_per_row: tuple[bool, ...] = (False, True)
+    """The decay layouts drawn for a present decay (False: per head, True: per key row)."""
+    beta_shared: tuple[bool, ...] = (False, True)
+    """The beta layouts drawn for a present beta (False: per head, True: one shared by all heads)."""
 
     def __post_init__(self) -> None:
         for name in ("max_batch", "max_seq_len", "max_heads", "max_head_dim", "max_next_tokens"):
@@ -96,6 +104,13 @@ class Limits:
         unknown = set(self.dtypes) - {"float32", "float16"}
         if not self.dtypes or unknown:
             raise ValueError(f"Limits.dtypes must be a non-empty subset of float32/float16, got {self.dtypes}")
+        if not 1 <= self.min_seq_len <= self.max_seq_len:
+            raise ValueError(f"Limits.min_seq_len must be in [1, {self.max_seq_len}], got {self.min_seq_len}")
+        for name, universe in (("rules", UPDATE_RULES), ("decay_per_row", (False, True)),
+                               ("beta_shared", (False, True))):
+            chosen = getattr(self, name)
+            if not chosen or set(chosen) - set(universe):
+                raise ValueError(f"Limits.{name} must be a non-empty subset of {universe}, got {chosen}")
 
     @classmethod
     def ci(cls) -> Limits:
@@ -207,8 +222,8 @@ def windows(limits: Limits, min_window: int = 0) -> st.SearchStrategy[int]:
 @lru_cache(maxsize=STRATEGY_CACHE)
 def seq_lens(limits: Limits, window: int) -> st.SearchStrategy[int]:
     """``T >= 1``, boosting the window boundaries ``T = W`` and ``T = W - 1`` (T < W)."""
-    edges = sorted({t for t in (window, window - 1) if 1 <= t <= limits.max_seq_len})
-    anywhere = st.integers(1, limits.max_seq_len)
+    edges = sorted({t for t in (window, window - 1) if limits.min_seq_len <= t <= limits.max_seq_len})
+    anywhere = st.integers(limits.min_seq_len, limits.max_seq_len)
     return st.sampled_from(edges) | anywhere if edges else anywhere
 
 
@@ -250,6 +265,10 @@ def scales(limits: Limits) -> st.SearchStrategy[float | None]:
     return default | st.sampled_from([1.0, 0.5, 0.125]) | explicit
 
 
+def _layout_choice(allowed: tuple[bool, ...]) -> st.SearchStrategy[bool]:
+    return PER_HEAD_FIRST if allowed == (False, True) else st.sampled_from(allowed)
+
+
 @lru_cache(maxsize=STRATEGY_CACHE)
 @st.composite
 def layouts(draw: st.DrawFn, limits: Limits, *, has_past: bool | None = None) -> Layout:
@@ -257,13 +276,13 @@ def layouts(draw: st.DrawFn, limits: Limits, *, has_past: bool | None = None) ->
 
     ``has_past`` forces the past state present or absent (None: drawn).
     """
-    rule = draw(st.sampled_from(UPDATE_RULES))
+    rule = draw(st.sampled_from(limits.rules))
     dtype = draw(st.sampled_from(limits.dtypes))
     decay_per_row = beta_shared = None
     if rule in GATED_RULES or draw(st.booleans()):
-        decay_per_row = draw(PER_HEAD_FIRST)
+        decay_per_row = draw(_layout_choice(limits.decay_per_row))
     if rule in DELTA_RULES or draw(st.booleans()):
-        beta_shared = draw(PER_HEAD_FIRST)
+        beta_shared = draw(_layout_choice(limits.beta_shared))
     return Layout(
         update_rule=rule, dtype=dtype, decay_per_row=decay_per_row, beta_shared=beta_shared,
         has_past=draw(st.booleans()) if has_past is None else has_past, scale=draw(scales(limits)),
@@ -486,40 +505,3 @@ def with_clean_past(case: Case) -> Case:
     clean = past.copy()
     clean[:-1] = 0
     return replace(case.with_inputs(past_state=clean), poison=None)
-
-
-# ---- what was exercised -----------------------------------------------------------------------
-
-def case_axes(case: Case) -> list[str]:
-    """Labels of the axes a valid case exercises, for Hypothesis ``event()`` statistics."""
-    d = case.dims()
-    t, w = d.seq_len, d.state_window
-    if d.q_heads == d.kv_heads:
-        heads = "heads=MHA"
-    elif d.q_heads > d.kv_heads:
-        heads = "heads=GQA"
-    else:
-        heads = "heads=inverse-GQA"
-    labels = [
-        f"rule={d.update_rule}", f"dtype={d.dtype}", f"W={w}",
-        "T<W" if t < w else ("T=W" if t == w else "T>W"),
-        "batch>1" if d.batch > 1 else "batch=1", heads,
-        "shared-key-heads" if d.key_heads < d.kv_heads else "own-key-heads",
-        "d_k=1" if d.d_k == 1 else ("d_k odd" if d.d_k % 2 else "d_k even"),
-        "d_v=1" if d.d_v == 1 else ("d_v odd" if d.d_v % 2 else "d_v even"),
-        "past" if d.has_past else "no-past",
-        "scale=absent" if "scale" not in case.attrs
-        else ("scale=0.0" if case.attrs["scale"] == 0 else "scale=explicit"),
-        f"aliased={case.aliased}", f"poison={case.poison}",
-    ]
-    if d.decay_per_row is not None:
-        labels.append("decay=per-row" if d.decay_per_row else "decay=per-head")
-    if d.beta_shared is not None:
-        labels.append("beta=shared" if d.beta_shared else "beta=per-head")
-    regimes = {"magnitude": "values", "keys": "keys", "decay": "decay-regime", "beta": "beta-regime"}
-    labels += [f"{label}={case.notes[k]}" for k, label in regimes.items() if k in case.notes]
-    if "accepted" in case.notes:
-        accepted, drafted = int(case.notes["accepted"]), int(case.notes["draft_len"])
-        share = "none" if accepted == 0 else ("all" if accepted == drafted else "some")
-        labels.append(f"accepted={share}")
-    return labels

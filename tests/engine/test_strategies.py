@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import oracles
 from fuzz.campaign import profiles
+from fuzz.campaign.coverage import buckets
 from fuzz.corpus.entry import Entry, from_bytes, read_entry, to_bytes, write_entry
 from fuzz.engine.bad_inputs import BREAKERS, RULES, break_case, invalid_cases
 from fuzz.engine.case import POISON_KINDS, Case
@@ -21,7 +22,6 @@ from fuzz.engine.strategies import (
     Numerics,
     Shape,
     build_case,
-    case_axes,
     cases,
     head_dims,
     layouts,
@@ -68,14 +68,15 @@ def test_valid_cases_are_valid_finite_and_within_limits(valid: list[Case]) -> No
 
 
 def test_valid_cases_reach_every_axis(valid: list[Case]) -> None:
-    seen = Counter(label for case in valid for label in case_axes(case))
+    seen = Counter(label for case in valid for label in buckets(case))
     wanted = [
-        *(f"rule={r}" for r in ("linear", "gated", "delta", "gated_delta")),
-        "dtype=float32", "dtype=float16", "W=0", "W=1", "W=8", "T<W", "T=W", "T>W", "batch>1",
-        "heads=MHA", "heads=GQA", "heads=inverse-GQA", "shared-key-heads", "d_k=1", "d_k odd", "d_v odd",
-        "past", "no-past", "scale=absent", "scale=0.0", "decay=per-row", "decay=per-head",
-        "beta=shared", "beta=per-head", "values=tiny", "values=large", "keys=normalised",
-        "decay-regime=strong", "beta-regime=one", "beta-regime=zero",
+        *(f"rule: {r}" for r in ("linear", "gated", "delta", "gated_delta")),
+        "dtype: float32", "dtype: float16", "W: 0", "W: 1", "W: 8", "T vs W: T < W", "T vs W: T = W",
+        "T vs W: T > W", "B: 2", "heads: MHA", "heads: GQA 2", "heads: inverse 2", "n_k: 1 < n_k < H_kv",
+        "d_k class: d_k 1-4 (4 rows x 1 groups)", "d_k class: d_k 5-8 (4 rows x 2 groups)",
+        "state: past", "state: no past", "scale: absent", "scale: 0.0 (default)", "decay: per key row",
+        "decay: per head", "beta: shared", "beta: per head", "values: tiny", "values: large", "keys: normalised",
+        "decay regime: strong", "beta regime: one", "beta regime: zero",
     ]
     missing = [w for w in wanted if not seen[w]]
     assert not missing, f"never exercised: {missing}"

@@ -1,0 +1,195 @@
+"""Coverage you can see: every axis of the contract cut into buckets, and the interactions where bugs hide.
+
+``buckets(case)`` names the buckets one case falls in, as ``"axis: bucket"`` labels (also Hypothesis
+``event()``s); ``UNIVERSE`` lists every bucket a campaign can reach, so a summary shows each one with
+its count, zeros included, and names the buckets never reached. The head-size buckets are the WGSL
+kernel's own geometry classes (``kernels.shader.KernelSpec``: rows per invocation and row groups for
+``d_k``, column tiles for ``d_v``), derived from the kernel rather than restated.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+
+from fuzz.engine.bad_inputs import RULES
+from fuzz.engine.case import POISON_KINDS, Case
+from fuzz.engine.strategies import BETAS, DECAYS, KEY_NORMS, MAGNITUDES
+from kernels.shader import KernelSpec
+from oracles.validation import DELTA_RULES, MAX_STATE_WINDOW, UPDATE_RULES, Dims, ValidationError
+
+MAX_HEAD_DIM = 256
+
+
+def _spec(d_k: int, d_v: int) -> KernelSpec:
+    dims = Dims(batch=1, seq_len=1, q_heads=1, kv_heads=1, key_heads=1, d_k=d_k, d_v=d_v, state_window=0,
+                update_rule="linear", scale=1.0, dtype="float32", has_past=False, decay_per_row=None,
+                beta_shared=None)
+    return KernelSpec.for_dims(dims)
+
+
+@cache
+def d_k_classes() -> tuple[tuple[int, int, str], ...]:
+    """``(lowest d_k, highest d_k, label)`` of each geometry class of the kernel, up to ``d_k = 256``."""
+    classes: list[list] = []
+    for d_k in range(1, MAX_HEAD_DIM + 1):
+        spec = _spec(d_k, 1)
+        label = f"{spec.rows_per_thread} rows x {spec.row_groups} groups"
+        if classes and classes[-1][2] == label:
+            classes[-1][1] = d_k
+        else:
+            classes.append([d_k, d_k, label])
+    return tuple((lo, hi, f"d_k {lo}-{hi} ({label})") for lo, hi, label in classes)
+
+
+def _d_k_bucket(d_k: int) -> str:
+    return next(label for lo, hi, label in d_k_classes() if lo <= d_k <= hi)
+
+
+def _tiles_bucket(d_k: int, d_v: int) -> str:
+    tiles = -(-d_v // _spec(d_k, d_v).columns)
+    return "1 tile" if tiles == 1 else ("2 tiles" if tiles == 2 else ("3-4 tiles" if tiles <= 4 else "5+ tiles"))
+
+
+def _range(value: int, edges: tuple[tuple[int, int], ...]) -> str:
+    lo, hi = next(e for e in edges if e[0] <= value <= e[1])
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+SEQ_LENS = ((1, 1), (2, 8), (9, 16), (17, 32), (33, 64))
+KV_HEADS = ((1, 1), (2, 4), (5, 8), (9, 32))
+GQA = ((2, 2), (3, 4), (6, 8))
+
+
+def _heads(d: Dims) -> str:
+    if d.q_heads == d.kv_heads:
+        return "MHA"
+    if d.q_heads > d.kv_heads:
+        return f"GQA {_range(d.q_heads // d.kv_heads, GQA)}"
+    return f"inverse {_range(d.kv_heads // d.q_heads, GQA)}"
+
+
+def _key_heads(d: Dims) -> str:
+    if d.key_heads == 1:
+        return "n_k = 1"
+    return "n_k = H_kv" if d.key_heads == d.kv_heads else "1 < n_k < H_kv"
+
+
+def _layout(present: bool | None, names: tuple[str, str]) -> str:
+    return "none" if present is None else names[int(present)]
+
+
+def _state(case: Case) -> str:
+    if case.poison:
+        return "poisoned past"
+    if case.aliased:
+        return "aliased past"
+    return "past" if "past_state" in case.inputs else "no past"
+
+
+def _scale(case: Case) -> str:
+    if "scale" not in case.attrs:
+        return "absent"
+    return "0.0 (default)" if case.attrs["scale"] == 0 else "explicit"
+
+
+def _t_vs_w(d: Dims) -> str:
+    if d.state_window == 0:
+        return "W = 0"
+    return "T < W" if d.seq_len < d.state_window else ("T = W" if d.seq_len == d.state_window else "T > W")
+
+
+AXES: dict[str, tuple[str, ...]] = {
+    "rule": UPDATE_RULES,
+    "dtype": ("float32", "float16"),
+    "d_k class": tuple(label for _, _, label in d_k_classes()),
+    "d_v tiles": ("1 tile", "2 tiles", "3-4 tiles", "5+ tiles"),
+    "heads": ("MHA", *(f"GQA {_range(lo, GQA)}" for lo, _ in GQA), *(f"inverse {_range(lo, GQA)}" for lo, _ in GQA)),
+    "H_kv": tuple(_range(lo, KV_HEADS) for lo, _ in KV_HEADS),
+    "n_k": ("n_k = 1", "1 < n_k < H_kv", "n_k = H_kv"),
+    "T": tuple(_range(lo, SEQ_LENS) for lo, _ in SEQ_LENS),
+    "B": ("1", "2", "3", "4"),
+    "W": tuple(str(w) for w in range(MAX_STATE_WINDOW + 1)),
+    "T vs W": ("W = 0", "T < W", "T = W", "T > W"),
+    "decay": ("none", "per head", "per key row"),
+    "beta": ("none", "per head", "shared"),
+    "state": ("no past", "past", "aliased past", "poisoned past"),
+    "poison": POISON_KINDS,
+    "scale": ("absent", "0.0 (default)", "explicit"),
+    "values": MAGNITUDES,
+    "keys": KEY_NORMS,
+    "decay regime": DECAYS,
+    "beta regime": BETAS,
+    "accepted": ("none", "some", "all"),
+    "broken rule": tuple(RULES),
+}
+"""Every axis and its buckets (``broken rule``: the invalid inputs of ``error-parity``)."""
+
+
+def _interactions() -> dict[str, tuple[str, ...]]:
+    beta_rules = tuple(f"{rule}, beta {beta}, {h}" for rule in sorted(DELTA_RULES) for beta in ("per head", "shared")
+                       for h in ("H_kv = 1", "H_kv > 1"))
+    heads_by_key = tuple(f"{n}, {h}" for n in AXES["n_k"] for h in ("MHA", "GQA", "inverse"))
+    windows = tuple(f"W {w}, {tw}" for w in range(1, MAX_STATE_WINDOW + 1) for tw in ("T < W", "T = W", "T > W")
+                    if not (w == 1 and tw == "T < W"))
+    dtype_by_class = tuple(f"{dtype}, {label}" for dtype in AXES["dtype"] for label in AXES["d_k class"])
+    return {"delta rule x beta x H_kv": beta_rules, "n_k x heads": heads_by_key, "W x T vs W": windows,
+            "dtype x d_k class": dtype_by_class}
+
+
+INTERACTIONS = _interactions()
+"""Combinations where bugs hide: a shared beta read per head, grouped key heads under GQA, the
+window's leading slots, fp16 storage at each geometry class."""
+
+UNIVERSE: dict[str, tuple[str, ...]] = {**AXES, **INTERACTIONS}
+
+
+def buckets(case: Case) -> list[str]:
+    """The ``"axis: bucket"`` labels of one case (an invalid case: its broken rule and dtype)."""
+    try:
+        d = case.dims()
+    except ValidationError:
+        return [f"broken rule: {case.notes.get('broken_rule', 'unknown')}", f"dtype: {case.dtype}"]
+    heads = _heads(d)
+    found = {
+        "rule": d.update_rule, "dtype": str(d.dtype), "d_k class": _d_k_bucket(d.d_k),
+        "d_v tiles": _tiles_bucket(d.d_k, d.d_v), "heads": heads, "H_kv": _range(d.kv_heads, KV_HEADS),
+        "n_k": _key_heads(d), "T": _range(d.seq_len, SEQ_LENS), "B": str(d.batch), "W": str(d.state_window),
+        "T vs W": _t_vs_w(d), "decay": _layout(d.decay_per_row, ("per head", "per key row")),
+        "beta": _layout(d.beta_shared, ("per head", "shared")), "state": _state(case), "scale": _scale(case),
+        "n_k x heads": f"{_key_heads(d)}, {heads.split()[0]}", "dtype x d_k class": f"{d.dtype}, {_d_k_bucket(d.d_k)}",
+    }
+    if case.poison:
+        found["poison"] = case.poison
+    regimes = {"magnitude": "values", "keys": "keys", "decay": "decay regime", "beta": "beta regime"}
+    found.update({axis: case.notes[key] for key, axis in regimes.items() if key in case.notes})
+    if "accepted" in case.notes:
+        accepted, drafted = int(case.notes["accepted"]), int(case.notes["draft_len"])
+        found["accepted"] = "none" if accepted == 0 else ("all" if accepted == drafted else "some")
+    if d.update_rule in DELTA_RULES and d.beta_shared is not None:
+        found["delta rule x beta x H_kv"] = (f"{d.update_rule}, beta {_layout(d.beta_shared, ('per head', 'shared'))},"
+                                            f" {'H_kv > 1' if d.kv_heads > 1 else 'H_kv = 1'}")
+    if d.state_window:
+        found["W x T vs W"] = f"W {d.state_window}, {_t_vs_w(d)}"
+    return [f"{axis}: {bucket}" for axis, bucket in found.items()]
+
+
+def table(counts: Counter) -> dict[str, dict[str, int]]:
+    """Every bucket of ``UNIVERSE`` with its count (zeros included), plus any label outside it, by axis."""
+    rows = {axis: {bucket: 0 for bucket in names} for axis, names in UNIVERSE.items()}
+    for label, count in counts.items():
+        axis, _, bucket = label.partition(": ")
+        rows.setdefault(axis, {})[bucket] = rows.get(axis, {}).get(bucket, 0) + count
+    return rows
+
+
+def reached(counts: Counter) -> tuple[int, int]:
+    """``(buckets reached, buckets in UNIVERSE)``."""
+    total = sum(len(names) for names in UNIVERSE.values())
+    hit = sum(1 for axis, names in UNIVERSE.items() for b in names if counts.get(f"{axis}: {b}", 0))
+    return hit, total
+
+
+def never_reached(rows: dict[str, dict[str, int]]) -> list[str]:
+    """The ``"axis: bucket"`` labels of ``UNIVERSE`` with a count of zero."""
+    return [f"{axis}: {b}" for axis, names in UNIVERSE.items() for b in names if not rows.get(axis, {}).get(b)]

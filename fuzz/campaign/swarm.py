@@ -1,0 +1,141 @@
+"""Swarm scheduling: each work unit draws its own slice of the contract and keeps it for the unit.
+
+Swarm testing (Groce, Zhang, Eide, Chen, Regehr, "Swarm Testing", ISSTA 2012) found that random
+subsets of features per test run find more bugs than every feature in every run: a run that never
+draws the features masking a bug explores the rest of the space more deeply. Here a unit's
+``UnitPlan`` is drawn from its seed alone (so ``--seed`` reproduces every unit, shards included):
+
+- a size tier (``TIERS``): most units small and fast, some at the sizes real models use (head sizes
+  of 64-256, up to 32 heads, prefill chunks of up to 64 tokens, batch up to 4), budgeted by cost so
+  that large shapes get fewer examples and do not starve the rest;
+- within the tier, a pool of one to three head sizes weighted towards the sizes models use, odd and
+  non-power-of-two sizes, and sizes on both sides of each boundary of the kernel's geometry classes
+  (``kernels.shader.KernelSpec``: rows per invocation change at 64, 128, 192; row groups double at
+  4, 8, 16, 32; column tiles at powers of two up to 64);
+- one head layout: MHA, GQA with ratios up to 8 in either direction, ``n_k`` any divisor of ``H_kv``
+  (shared key heads strictly between 1 and ``H_kv`` drawn often where they exist);
+- a range of ``T`` (1-8 most often, long calls sometimes), a batch cap, and which features are on:
+  a subset of the update rules, of the decay and beta layouts, of the dtypes, explicit scales.
+
+Inside a unit the shapes repeat, so compiled kernel pipelines and ORT sessions are reused; across
+units the campaign covers the contract.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from fuzz.engine.strategies import Limits
+from oracles.validation import UPDATE_RULES
+
+
+@dataclass(frozen=True)
+class Tier:
+    """A size class of units: how often it is drawn and what it may draw."""
+
+    name: str
+    weight: float
+    head_sizes: tuple[int, ...]
+    """Head sizes a unit's pool is drawn from (with repeats as weights)."""
+    max_heads: int
+    seq_lens: tuple[tuple[int, int], ...]
+    """``(min T, max T)`` ranges a unit draws one of (with repeats as weights)."""
+    max_batch: int
+    max_state_elements: int
+    """Cap on ``B * H_kv * d_k * d_v`` (one window slot)."""
+
+
+GEOMETRY_EDGES = (4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128, 129, 192, 193, 256)
+"""Head sizes on both sides of a change of the kernel's geometry class (row groups, rows per
+invocation, column tiles)."""
+
+TIERS = (
+    Tier("small", 0.6, head_sizes=(1, 2, 3, 4, 5, 6, 7, 8, 8, 9, 11, 12, 16, 16, 17, 24, 31, 32, 32, 33),
+         max_heads=8, seq_lens=((1, 8), (1, 8), (1, 8), (1, 9), (1, 16), (9, 24)), max_batch=4,
+         max_state_elements=1 << 12),
+    Tier("medium", 0.3, head_sizes=(16, 17, 32, 33, 48, 63, 64, 64, 65, 80, 96, 127, 128, 128, 129),
+         max_heads=16, seq_lens=((1, 8), (1, 8), (1, 16), (9, 24), (17, 32)), max_batch=4,
+         max_state_elements=1 << 15),
+    Tier("large", 0.1, head_sizes=(64, 64, 96, 128, 128, 128, 129, 160, 192, 193, 255, 256, 256),
+         max_heads=32, seq_lens=((1, 8), (1, 8), (9, 16), (17, 64)), max_batch=4,
+         max_state_elements=1 << 19),
+)
+
+REFERENCE_COST = 4096 * 8
+"""The cost (state elements times tokens) up to which a unit runs the full example budget; a
+costlier unit runs proportionally fewer examples (lavapipe: about 1 ms per backend call at this size,
+0.1-0.4 s at the large tier's)."""
+
+MIN_EXAMPLES = 4
+"""Even the costliest unit runs at least this many examples."""
+
+KV_HEADS = (1, 1, 2, 2, 3, 4, 4, 6, 8, 8, 12, 16, 24, 32)
+GQA_RATIOS = (2, 3, 4, 6, 8)
+
+
+@dataclass(frozen=True)
+class UnitPlan:
+    """What one unit draws from, and how many examples it runs."""
+
+    tier: str
+    limits: Limits
+    examples: int
+
+    def describe(self) -> str:
+        """One line for logs and the report."""
+        lim = self.limits
+        layout = "/".join(str(h) for h in lim.head_layout_pool[0]) if lim.head_layout_pool else "any"
+        return (f"{self.tier}: d in {list(lim.head_dim_pool)}, Hq/Hkv/nk {layout}, T {lim.min_seq_len}-"
+                f"{lim.max_seq_len}, B<={lim.max_batch}, rules {','.join(lim.rules)}, {','.join(lim.dtypes)}, "
+                f"{self.examples} examples")
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def head_layout(rng: random.Random, max_heads: int) -> tuple[int, int, int]:
+    """``(H_q, H_kv, n_k)``: MHA, GQA or inverse GQA with ratios up to 8, ``n_k`` a divisor of ``H_kv``."""
+    kv_heads = rng.choice([h for h in KV_HEADS if h <= max_heads])
+    direction = rng.choice(("mha", "gqa", "gqa", "inverse"))
+    ratios = [r for r in GQA_RATIOS if kv_heads * r <= max_heads] if direction == "gqa" else \
+        [r for r in GQA_RATIOS if kv_heads % r == 0] if direction == "inverse" else []
+    ratio = rng.choice(ratios) if ratios else 1
+    q_heads = kv_heads * ratio if direction == "gqa" else kv_heads // ratio
+    divisors = _divisors(kv_heads)
+    between = divisors[1:-1]
+    key_heads = rng.choice(between) if between and rng.random() < 0.5 else rng.choice([1, kv_heads])
+    return q_heads, kv_heads, key_heads
+
+
+def _subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
+    """All of ``items`` with probability ``keep_all``, else a random non-empty subset (order kept)."""
+    if rng.random() < keep_all:
+        return items
+    chosen = [x for x in items if rng.random() < 0.5]
+    return tuple(chosen) or (rng.choice(items),)
+
+
+def plan(seed: int, base_examples: int) -> UnitPlan:
+    """The plan of the unit whose seed is ``seed`` (deterministic); ``base_examples`` for a cheap unit."""
+    rng = random.Random(seed)
+    tier = rng.choices(TIERS, weights=[t.weight for t in TIERS])[0]
+    sizes = tuple(sorted({rng.choice(tier.head_sizes) for _ in range(rng.choice((1, 2, 2, 3)))}))
+    room = max(1, min(tier.max_heads, tier.max_state_elements // max(sizes) ** 2))
+    layout = head_layout(rng, room)
+    min_t, max_t = rng.choice(tier.seq_lens)
+    batch = rng.choice(range(1, tier.max_batch + 1))
+    limits = Limits(
+        max_batch=batch, max_seq_len=max_t, min_seq_len=min_t, max_heads=max(layout[:2]), max_head_dim=max(sizes),
+        max_next_tokens=rng.choice((1, 2, 3, 4)),
+        max_state_elements=max(tier.max_state_elements, max(layout[:2]) * max(sizes) ** 2),
+        dtypes=rng.choice((("float32", "float16"), ("float32",), ("float16",))),
+        explicit_scales=rng.random() < 0.25, head_dim_pool=sizes, head_layout_pool=(layout,),
+        rules=_subset(rng, UPDATE_RULES, keep_all=0.5), decay_per_row=_subset(rng, (False, True), keep_all=0.5),
+        beta_shared=_subset(rng, (False, True), keep_all=0.5),
+    )
+    state = min(batch * layout[1] * max(sizes) ** 2, tier.max_state_elements)
+    cost = state * max_t
+    examples = base_examples if cost <= REFERENCE_COST else max(MIN_EXAMPLES, base_examples * REFERENCE_COST // cost)
+    return UnitPlan(tier=tier.name, limits=limits, examples=int(examples))
