@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fuzz import environment
+
+if TYPE_CHECKING:
+    from fuzz.campaign.shard import Shard
 
 EXIT_USAGE = 2
 DEFAULT_BUDGET_S = 180.0
 """The campaign's time budget when neither ``--time`` nor ``--examples`` is given."""
+AUTO_SHARD = "auto"
+"""``--shard auto``: the shard from the environment of a CI or batch system (``Shard.from_environment``)."""
 
 
 class UsageError(Exception):
@@ -58,9 +65,11 @@ def _positive(text: str) -> int:
     return value
 
 
-def _shard(text: str):
+def _shard(text: str) -> Shard | str:
     from fuzz.campaign.shard import Shard
 
+    if text == AUTO_SHARD:
+        return text
     try:
         return Shard.parse(text)
     except ValueError as err:
@@ -105,13 +114,45 @@ def _checked(check, *args: object) -> None:
         raise UsageError(err.args[0] if err.args else str(err)) from err
 
 
+def _campaign_shard(spec: Shard | str, seeded: bool) -> Shard:
+    """``--shard`` as given, or for ``auto`` the shard the environment names (printed with its source).
+
+    ``auto`` needs ``--seed``: the shards of one campaign must share its seed, and shards that each
+    drew their own would run parts of different campaigns.
+    """
+    from fuzz.campaign.shard import Shard
+
+    if spec != AUTO_SHARD:
+        return spec
+    if not seeded:
+        raise UsageError("--shard auto needs --seed: every shard of a campaign must use the same seed "
+                         "(the pipeline's id, for example), or each would draw its own")
+    try:
+        shard, source = Shard.from_environment(os.environ)
+    except ValueError as err:
+        raise UsageError(str(err)) from err
+    print(f"[lafuzz] shard {shard} from {source}", file=sys.stderr)
+    return shard
+
+
+def _campaign_seed(seed: int | None) -> int:
+    """``--seed``, or a fresh one so that two runs do different work; printed so a run can be repeated."""
+    if seed is None:
+        seed = secrets.randbelow(2**32)
+    print(f"[lafuzz] seed {seed} (rerun with --seed {seed})", file=sys.stderr)
+    return seed
+
+
 def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.backends import REGISTRY
     from fuzz.campaign.campaign import CampaignConfig, run_campaign
     from fuzz.campaign.database import open_database
+    from fuzz.campaign.resources import default_jobs
     from fuzz.campaign.worker import probe
     from fuzz.engine.properties import PROPERTIES, resolve_property
 
+    shard = _campaign_shard(args.shard, seeded=args.seed is not None)
+    seed = _campaign_seed(args.seed)
     properties = _names(args.properties, list(PROPERTIES))
     for name in properties:
         _checked(resolve_property, name)
@@ -133,9 +174,9 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     config = CampaignConfig(
         properties=properties,
         backends=found.usable,
-        seed=args.seed,
-        shard=args.shard,
-        jobs=args.jobs,
+        seed=seed,
+        shard=shard,
+        jobs=args.jobs or default_jobs(),
         time_budget=args.time or (None if args.examples else DEFAULT_BUDGET_S),
         example_budget=args.examples,
         examples_per_unit=args.examples_per_unit,
@@ -265,9 +306,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("campaign", help="fuzz: run the properties for a budget, save findings, write a report")
     p.add_argument("--time", type=_seconds, help="time budget, e.g. 90s, 3m, 1h (default 3m)")
     p.add_argument("--examples", type=_positive, help="example budget instead of time: a fixed amount of work")
-    p.add_argument("--seed", type=int, default=0, help="campaign seed: same seed and shard, same work (default 0)")
-    p.add_argument("--shard", type=_shard, default="1/1", help="run shard i of n, e.g. 2/4 (default 1/1)")
-    p.add_argument("-j", "--jobs", type=_positive, default=os.cpu_count() or 1, help="worker processes")
+    p.add_argument("--seed", type=int, help="campaign seed: same seed and shard, same work "
+                   "(default: a fresh seed, printed at the start)")
+    p.add_argument("--shard", type=_shard, default="1/1",
+                   help="run shard i of n, e.g. 2/4, or auto: from the CI or batch system's variables "
+                   "(LAFUZZ_SHARD, GitLab, CircleCI, Buildkite, Kubernetes Indexed Job); every shard of a "
+                   "campaign needs the same --seed (default 1/1)")
+    p.add_argument("-j", "--jobs", type=_positive,
+                   help="worker processes (default: one per usable CPU, as many as the available memory "
+                   "holds; fuzz/campaign/resources.py)")
     p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
     p.add_argument("--properties", help="comma-separated properties, or all (default)")
     p.add_argument("--limits", choices=["swarm", "campaign", "ci", "default", "big"], default="swarm",

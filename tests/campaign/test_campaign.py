@@ -1,6 +1,7 @@
 """The campaign end to end: a planted bug becomes a corpus entry that replay reproduces and, once
-the backend is repaired, reports as "now fixed"; the same seed finds the same things; the command
-line's exit status is honest; one short run goes through the real backends of this machine."""
+the backend is repaired, reports as "now fixed"; the same seed finds the same things, and without
+--seed each run draws its own; the command line's exit status is honest; one short run goes through
+the real backends of this machine."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from fuzz.campaign.summary import (
     exit_status,
 )
 from fuzz.campaign.worker import probe
+from fuzz.cli import main
 from fuzz.corpus import entry as corpus
 from fuzz.corpus.replay import NOW_FIXED, REGRESSION, STILL_FAILING, replay
 
@@ -99,6 +101,19 @@ def test_bad_input_is_a_usage_error(tmp_path):
     assert _cli("campaign", "--database", "redis://nohost", "--examples", "1", "--backends", "oracle",
                 "--out", str(tmp_path)).returncode == 2
     assert _cli("campaign", "--time", "soon").returncode == 2
+
+
+def test_without_seed_each_campaign_draws_a_fresh_one_prints_and_records_it(tmp_path, capsys):
+    seeds = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        assert main(["campaign", "--examples", "1", "--examples-per-unit", "1", "-j", "1", "--backends", "oracle",
+                     "--properties", "backends-agree", "--limits", "ci", "--out", str(out),
+                     "--corpus", str(tmp_path / "none")]) == 0
+        seed = Summary.read(out / "summary.json").config["seed"]
+        assert f"[lafuzz] seed {seed} (rerun with --seed {seed})" in capsys.readouterr().err
+        seeds.append(seed)
+    assert seeds[0] != seeds[1], "two runs without --seed repeated the same work"
 
 
 def test_real_backends_short_campaign(tmp_path):

@@ -1,4 +1,5 @@
-"""Shards: parsing ``--shard``, disjoint and reproducible work, and merging shard outputs into one."""
+"""Shards: parsing ``--shard`` (and ``--shard auto`` from a CI's variables), disjoint and reproducible
+work, and merging shard outputs into one."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from fuzz.campaign.campaign import CampaignConfig, run_campaign
 from fuzz.campaign.merge import merge_runs
 from fuzz.campaign.progress import Progress
-from fuzz.campaign.shard import Shard, work_units
+from fuzz.campaign.shard import ENVIRONMENT_SOURCES, Shard, work_units
 from fuzz.cli import main
 
 PROPS = ["backends-agree", "leading-zeros", "error-parity"]
@@ -27,6 +28,63 @@ def test_bad_shard_on_the_command_line_is_a_usage_error(capsys):
         main(["campaign", "--shard", "3/2", "--examples", "1"])
     assert exit_info.value.code == 2
     assert "need 1 <= i <= n" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("env", "shard", "source"), [
+    ({"LAFUZZ_SHARD": "3/4"}, Shard(3, 4), "LAFUZZ_SHARD"),
+    ({"CI_NODE_INDEX": "4", "CI_NODE_TOTAL": "4"}, Shard(4, 4), "CI_NODE_INDEX"),
+    ({"CIRCLE_NODE_INDEX": "0", "CIRCLE_NODE_TOTAL": "3"}, Shard(1, 3), "CIRCLE_NODE_INDEX"),
+    ({"BUILDKITE_PARALLEL_JOB": "4", "BUILDKITE_PARALLEL_JOB_COUNT": "5"}, Shard(5, 5), "BUILDKITE_PARALLEL_JOB"),
+    ({"JOB_COMPLETION_INDEX": "1", "LAFUZZ_SHARD_COUNT": "8"}, Shard(2, 8), "JOB_COMPLETION_INDEX"),
+    # first match wins: LAFUZZ_SHARD over the CI's own variables
+    ({"LAFUZZ_SHARD": "1/2", "CI_NODE_INDEX": "3", "CI_NODE_TOTAL": "3"}, Shard(1, 2), "LAFUZZ_SHARD"),
+    # a GitLab job without `parallel:` has CI_NODE_TOTAL=1 and no CI_NODE_INDEX: the next source decides
+    ({"CI_NODE_TOTAL": "1", "CIRCLE_NODE_INDEX": "1", "CIRCLE_NODE_TOTAL": "2"}, Shard(2, 2), "CIRCLE_NODE_INDEX"),
+])
+def test_shard_from_each_ci_and_batch_system(env, shard, source):
+    found, used = Shard.from_environment(env)
+    assert found == shard
+    assert used.startswith(source)
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({}, "LAFUZZ_SHARD=i/n.*CI_NODE_INDEX.*CIRCLE_NODE_INDEX.*BUILDKITE_PARALLEL_JOB.*JOB_COMPLETION_INDEX"),
+    ({"CI_NODE_TOTAL": "1"}, "found no shard"),
+    ({"LAFUZZ_SHARD": "5/4"}, "LAFUZZ_SHARD: shard 5/4"),
+    ({"JOB_COMPLETION_INDEX": "0"}, "LAFUZZ_SHARD_COUNT is not: an Indexed Job does not tell its pods"),
+    ({"CIRCLE_NODE_INDEX": "x", "CIRCLE_NODE_TOTAL": "2"}, "CIRCLE_NODE_INDEX='x' is not a whole number"),
+    ({"CI_NODE_INDEX": "0", "CI_NODE_TOTAL": "2"}, r"CI_NODE_INDEX=0, CI_NODE_TOTAL=2 \(GitLab"),
+])
+def test_no_or_a_bad_shard_in_the_environment_is_a_clear_error(env, message):
+    with pytest.raises(ValueError, match=message):
+        Shard.from_environment(env)
+
+
+def _without_shard_variables(monkeypatch) -> None:
+    for source in ENVIRONMENT_SOURCES:
+        monkeypatch.delenv(source.index, raising=False)
+    monkeypatch.delenv("LAFUZZ_SHARD", raising=False)
+
+
+def test_shard_auto_needs_a_seed_and_a_shard_in_the_environment(monkeypatch, capsys):
+    _without_shard_variables(monkeypatch)
+    assert main(["campaign", "--shard", "auto", "--examples", "1"]) == 2
+    assert "--shard auto needs --seed" in capsys.readouterr().err
+    assert main(["campaign", "--shard", "auto", "--seed", "1", "--examples", "1"]) == 2
+    assert "found no shard in the environment: set LAFUZZ_SHARD=i/n" in capsys.readouterr().err
+
+
+def test_shard_auto_runs_the_shard_the_environment_names(tmp_path, monkeypatch, capsys):
+    _without_shard_variables(monkeypatch)
+    monkeypatch.setenv("CI_NODE_INDEX", "2")
+    monkeypatch.setenv("CI_NODE_TOTAL", "3")
+    out = tmp_path / "run"
+    assert main(["campaign", "--shard", "auto", "--seed", "9", "--examples", "2", "--examples-per-unit", "1",
+                 "-j", "1", "--backends", "oracle", "--limits", "ci", "--out", str(out),
+                 "--corpus", str(tmp_path / "none")]) == 0
+    assert "[lafuzz] shard 2/3 from CI_NODE_INDEX/CI_NODE_TOTAL (GitLab" in capsys.readouterr().err
+    config = json.loads((out / "summary.json").read_text())["config"]
+    assert (config["shard"], config["seed"]) == ("2/3", 9)
 
 
 def _keys(shard: Shard, rounds: int = 100) -> list[str]:

@@ -1,0 +1,51 @@
+"""How many campaign workers this machine can hold: the CPUs this process may use, and the memory
+available for the workers' backends.
+
+The memory a worker costs is derived from the two campaigns docs/campaign.md measured with their
+defaults (peak resident memory of the whole process tree: the main process, its workers and their
+crash-isolated ORT workers):
+
+- ``-j 2``, 3 minutes, lavapipe on the 2-core machine: peak 2722 MiB
+  (docs/results/lavapipe-campaign-3m/);
+- ``-j 8``, 151 s, the H200 machine: peak 6567 MiB (docs/results/h200/uniform-kernel/campaign.txt).
+
+The line through the two gives ``WORKER_MIB`` = (6567 - 2722) / 6 = 641 MiB per worker and
+``BASE_MIB`` = 2722 - 2 * 641 = 1440 MiB for the rest (the main process creates every backend once
+to probe it). The two runs used different adapters (lavapipe, NVIDIA), and the bounded caches keep
+filling after 3 minutes (the 10-minute ``-j 2`` run peaked at 2855 MiB, 5 % higher), so this is an
+estimate, not a bound: ``-j`` overrides it.
+
+psutil's available memory is the machine's: a container's cgroup limit (Kubernetes ``limits``, Docker
+``--memory``) is not seen, nor is a CPU quota; give ``-j`` explicitly there.
+"""
+
+from __future__ import annotations
+
+import os
+
+import psutil
+
+WORKER_MIB = (6567 - 2722) / (8 - 2)
+"""Resident memory one more worker adds to a default campaign, about 641 MiB (see the module docstring)."""
+BASE_MIB = 2722 - 2 * WORKER_MIB
+"""Resident memory of a default campaign besides its workers, about 1440 MiB."""
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on: its affinity mask (taskset, a cpuset, a batch scheduler's
+    allocation), or every CPU where the platform has no ``sched_getaffinity``."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def workers_for_memory(available_mib: float) -> int:
+    """How many workers ``available_mib`` holds besides the campaign's base (may be 0 or less)."""
+    return int((available_mib - BASE_MIB) // WORKER_MIB)
+
+
+def default_jobs() -> int:
+    """The default ``-j``: one worker per usable CPU, no more than the available memory holds, at least 1."""
+    available_mib = psutil.virtual_memory().available / 2**20
+    return max(1, min(usable_cpus(), workers_for_memory(available_mib)))
