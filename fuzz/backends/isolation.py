@@ -8,7 +8,7 @@ The parent enforces a deadline per case, sees the worker die (signal or exit cod
 ``Crashed`` or ``TimedOut`` with the signal, exit code, elapsed time and the case summary, starts a
 fresh worker for the next case, and goes on.
 
-Workers are fresh interpreters (``python -m fuzz.backends.isolation``), never forks: the parent may already
+Workers are fresh interpreters (``python -c`` running ``worker_main``), never forks: the parent may already
 hold GPU devices and threads of native libraries, and, unlike ``multiprocessing``'s spawn, a fresh
 interpreter does not re-import the caller's main script (which need not be import-safe). Messages
 travel over the worker's stdin and a private duplicate of its stdout; the worker's fd 1 then points
@@ -42,6 +42,9 @@ from fuzz.backends.base import (
 )
 from fuzz.backends.registry import backend_class
 from fuzz.engine.case import Case
+
+WORKER_COMMAND = "from fuzz.backends.isolation import worker_main; worker_main()"
+"""What a worker interpreter runs (``python -c``)."""
 
 DEFAULT_TIMEOUT_S = 60.0
 """Deadline of one case in the worker."""
@@ -145,7 +148,7 @@ class IsolatedBackend(Backend):
         # a session of its own: a Ctrl-C at the terminal reaches the campaign, which stops its
         # workers itself, and never kills this one mid-case (which would read as a crash)
         process = subprocess.Popen(
-            [sys.executable, "-m", "fuzz.backends.isolation"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            [sys.executable, "-c", WORKER_COMMAND], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
             start_new_session=True,
         )
         self._process, self._conn = process, _Channel(process.stdout, process.stdin)
@@ -225,12 +228,9 @@ class IsolatedBackend(Backend):
         self._stop(kill=True)
 
 
-def _worker_main() -> None:
+def worker_main() -> None:
     """Entry of a worker process: keep a private copy of stdout for replies, point fd 1 at stderr."""
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     _serve(_Channel(sys.stdin.buffer, replies))
 
-
-if __name__ == "__main__":
-    _worker_main()

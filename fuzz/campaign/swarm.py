@@ -6,8 +6,9 @@ draws the features masking a bug explores the rest of the space more deeply. Her
 ``UnitPlan`` is drawn from its seed alone (so ``--seed`` reproduces every unit, shards included):
 
 - a size tier (``TIERS``): most units small and fast, some at the sizes real models use (head sizes
-  of 64-256, up to 32 heads, prefill chunks of up to 64 tokens, batch up to 4), budgeted by cost so
-  that large shapes get fewer examples and do not starve the rest;
+  of 64-256, up to 32 heads, prefill chunks of up to 64 tokens, batch up to 4), budgeted by cost: a
+  tier caps state size times sequence length (so 32 heads come with small heads, d = 256 with few,
+  64 tokens with a small state), and a unit stops drawing examples after ``UNIT_SECONDS``;
 - within the tier, a pool of one to three head sizes weighted towards the sizes models use, odd and
   non-power-of-two sizes, and sizes on both sides of each boundary of the kernel's geometry classes
   (``kernels.shader.KernelSpec``: rows per invocation change at 64, 128, 192; row groups double at
@@ -15,7 +16,8 @@ draws the features masking a bug explores the rest of the space more deeply. Her
 - one head layout: MHA, GQA with ratios up to 8 in either direction, ``n_k`` any divisor of ``H_kv``
   (shared key heads strictly between 1 and ``H_kv`` drawn often where they exist);
 - a range of ``T`` (1-8 most often, long calls sometimes), a batch cap, and which features are on:
-  a subset of the update rules, of the decay and beta layouts, of the dtypes, explicit scales.
+  a subset of the update rules, of the decay and beta layouts, of the dtypes, explicit scales, and
+  whether the slowest backend takes part (``SLOW_BACKENDS``; the oracle and the kernels always do).
 
 Inside a unit the shapes repeat, so compiled kernel pipelines and ORT sessions are reused; across
 units the campaign covers the contract.
@@ -42,8 +44,9 @@ class Tier:
     seq_lens: tuple[tuple[int, int], ...]
     """``(min T, max T)`` ranges a unit draws one of (with repeats as weights)."""
     max_batch: int
-    max_state_elements: int
-    """Cap on ``B * H_kv * d_k * d_v`` (one window slot)."""
+    max_cost: int
+    """Cap on the state elements of one slot (``B * H_kv * d_k * d_v``) times the longest ``T``: what
+    a backend call costs grows with both. A single head of the largest size is always allowed."""
 
 
 GEOMETRY_EDGES = (4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128, 129, 192, 193, 256)
@@ -53,22 +56,36 @@ invocation, column tiles)."""
 TIERS = (
     Tier("small", 0.6, head_sizes=(1, 2, 3, 4, 5, 6, 7, 8, 8, 9, 11, 12, 16, 16, 17, 24, 31, 32, 32, 33),
          max_heads=8, seq_lens=((1, 8), (1, 8), (1, 8), (1, 9), (1, 16), (9, 24)), max_batch=4,
-         max_state_elements=1 << 12),
+         max_cost=1 << 14),
     Tier("medium", 0.3, head_sizes=(16, 17, 32, 33, 48, 63, 64, 64, 65, 80, 96, 127, 128, 128, 129),
          max_heads=16, seq_lens=((1, 8), (1, 8), (1, 16), (9, 24), (17, 32)), max_batch=4,
-         max_state_elements=1 << 15),
+         max_cost=1 << 16),
     Tier("large", 0.1, head_sizes=(64, 64, 96, 128, 128, 128, 129, 160, 192, 193, 255, 256, 256),
          max_heads=32, seq_lens=((1, 8), (1, 8), (9, 16), (17, 64)), max_batch=4,
-         max_state_elements=1 << 19),
+         max_cost=1 << 17),
 )
 
-REFERENCE_COST = 4096 * 8
-"""The cost (state elements times tokens) up to which a unit runs the full example budget; a
-costlier unit runs proportionally fewer examples (lavapipe: about 1 ms per backend call at this size,
-0.1-0.4 s at the large tier's)."""
+SLOW_BACKENDS = ("ort-webgpu",)
+"""Backends whose cost grows fastest with the shape on a software adapter (ORT's WebGPU EP runs
+``W + 1`` sessions per windowed case in prefix mode; measured on lavapipe: about 4 ms a call at the
+old default slice, 17 ms on average over swarm units, 300 ms at ``H = 32, d = 128``). A unit leaves
+each out with probability ``SIT_OUT[cheap]`` (its cost at most ``CHEAP_COST``) or ``SIT_OUT[costly]``.
+The oracle and the WGSL kernels always take part."""
 
-MIN_EXAMPLES = 4
-"""Even the costliest unit runs at least this many examples."""
+CHEAP_COST = 1 << 14
+SIT_OUT = {True: 0.6, False: 0.9}
+
+SHARED_HEAD_SIZES = (1, 3, 8, 16, 17, 32, 64, 128, 256)
+"""A unit in which a slow backend takes part draws its head sizes from these (within its tier), so
+that the sessions and shaders that backend compiles for a shape are reused across units: on lavapipe
+a unit of new head sizes cost ORT's WebGPU EP about 150 ms a case, mostly compiling."""
+
+MIN_STATE_ELEMENTS = 256
+"""The state cap of a unit is never below this, whatever its ``T``."""
+
+UNIT_SECONDS = 8.0
+"""Wall time after which a unit stops drawing new examples (a failure it is shrinking is finished
+first): the cost budget that keeps a unit of large shapes from starving the rest."""
 
 KV_HEADS = (1, 1, 2, 2, 3, 4, 4, 6, 8, 8, 12, 16, 24, 32)
 GQA_RATIOS = (2, 3, 4, 6, 8)
@@ -81,6 +98,8 @@ class UnitPlan:
     tier: str
     limits: Limits
     examples: int
+    sit_out: frozenset[str] = frozenset()
+    """Backends of ``SLOW_BACKENDS`` this unit leaves out."""
 
     def describe(self) -> str:
         """One line for logs and the report."""
@@ -88,7 +107,7 @@ class UnitPlan:
         layout = "/".join(str(h) for h in lim.head_layout_pool[0]) if lim.head_layout_pool else "any"
         return (f"{self.tier}: d in {list(lim.head_dim_pool)}, Hq/Hkv/nk {layout}, T {lim.min_seq_len}-"
                 f"{lim.max_seq_len}, B<={lim.max_batch}, rules {','.join(lim.rules)}, {','.join(lim.dtypes)}, "
-                f"{self.examples} examples")
+                f"{self.examples} examples" + (f", without {','.join(sorted(self.sit_out))}" if self.sit_out else ""))
 
 
 def _divisors(n: int) -> list[int]:
@@ -121,21 +140,20 @@ def plan(seed: int, base_examples: int) -> UnitPlan:
     """The plan of the unit whose seed is ``seed`` (deterministic); ``base_examples`` for a cheap unit."""
     rng = random.Random(seed)
     tier = rng.choices(TIERS, weights=[t.weight for t in TIERS])[0]
-    sizes = tuple(sorted({rng.choice(tier.head_sizes) for _ in range(rng.choice((1, 2, 2, 3)))}))
-    room = max(1, min(tier.max_heads, tier.max_state_elements // max(sizes) ** 2))
-    layout = head_layout(rng, room)
     min_t, max_t = rng.choice(tier.seq_lens)
+    state = max(MIN_STATE_ELEMENTS, tier.max_cost // max_t)
+    sit_out = frozenset(b for b in SLOW_BACKENDS if rng.random() < SIT_OUT[state * max_t <= CHEAP_COST])
+    pool = tier.head_sizes if sit_out == frozenset(SLOW_BACKENDS) else \
+        tuple(d for d in SHARED_HEAD_SIZES if min(tier.head_sizes) <= d <= max(tier.head_sizes))
+    sizes = tuple(sorted({rng.choice(pool) for _ in range(rng.choice((1, 2)))}))
+    layout = head_layout(rng, max(1, min(tier.max_heads, state // max(sizes) ** 2)))
     batch = rng.choice(range(1, tier.max_batch + 1))
     limits = Limits(
         max_batch=batch, max_seq_len=max_t, min_seq_len=min_t, max_heads=max(layout[:2]), max_head_dim=max(sizes),
-        max_next_tokens=rng.choice((1, 2, 3, 4)),
-        max_state_elements=max(tier.max_state_elements, max(layout[:2]) * max(sizes) ** 2),
+        max_next_tokens=rng.choice((1, 2, 3, 4)), max_state_elements=max(state, max(layout[:2]) * max(sizes) ** 2),
         dtypes=rng.choice((("float32", "float16"), ("float32",), ("float16",))),
         explicit_scales=rng.random() < 0.25, head_dim_pool=sizes, head_layout_pool=(layout,),
         rules=_subset(rng, UPDATE_RULES, keep_all=0.5), decay_per_row=_subset(rng, (False, True), keep_all=0.5),
         beta_shared=_subset(rng, (False, True), keep_all=0.5),
     )
-    state = min(batch * layout[1] * max(sizes) ** 2, tier.max_state_elements)
-    cost = state * max_t
-    examples = base_examples if cost <= REFERENCE_COST else max(MIN_EXAMPLES, base_examples * REFERENCE_COST // cost)
-    return UnitPlan(tier=tier.name, limits=limits, examples=int(examples))
+    return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out)

@@ -138,6 +138,7 @@ def run_unit(
     settings: Settings,
     on_example: Callable[[], None] = lambda: None,
     stop_at: Callable[[], float] = lambda: math.inf,
+    budget_at: float = math.inf,
     classifier: Classifier | None = None,
     shrunk_issues: set[str] | None = None,
     save_dir: Path | None = None,
@@ -145,7 +146,8 @@ def run_unit(
     """Run ``unit`` with Hypothesis under ``settings``; never raises a property failure.
 
     Unless ``settings`` is derandomized, Hypothesis explores from the unit's seed. ``stop_at()`` is
-    the wall-clock time (``time.time()``) at which the unit ends early; ``shrunk_issues`` holds the
+    the wall-clock time (``time.time()``) at which the unit ends early; at ``budget_at`` it stops
+    drawing new examples unless it is shrinking a failure (its cost budget); ``shrunk_issues`` holds the
     documented issues already shrunk by this process (updated here); ``classifier`` decides what is
     known (default: the documented issues only); ``save_dir`` receives the finding as a corpus entry.
     """
@@ -178,7 +180,8 @@ def run_unit(
             raise
 
     def body(case: Case) -> None:
-        if time.time() >= stop_at():
+        now = time.time()
+        if now >= stop_at() or (now >= budget_at and not smallest):
             raise UnitStopped
         last[:] = [case]
         labels = buckets(case)
@@ -209,7 +212,7 @@ def run_unit(
     except FlakyFailure as flaky:
         result.finding = _flaky(flaky)
     except UnitStopped:
-        result.stopped = True
+        result.stopped = time.time() >= stop_at()
         if smallest:
             finding = smallest[0]
             result.finding = finding.with_(

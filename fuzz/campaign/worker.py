@@ -101,13 +101,15 @@ class Worker:
         database = UnitDatabase(self.database, f"lafuzz/unit/{unit.key}/{','.join(self.names)}")
         plan = unit_plan(self.config, unit)
         started = time.monotonic()
+        deadline = time.time() + swarm.UNIT_SECONDS if self.config.limits == SWARM else float("inf")
         result = run_unit(
             unit,
-            self.backends_for(unit.property),
+            [b for b in self.backends_for(unit.property) if b.name not in plan.sit_out],
             limits=plan.limits,
             settings=Settings(self.base, max_examples=plan.examples, database=database),
             on_example=self.on_example,
             stop_at=self.stop_at,
+            budget_at=deadline,
             classifier=self.classifier,
             shrunk_issues=self.shrunk_issues,
         )
