@@ -156,10 +156,12 @@ class Selection:
 class LinearAttentionKernel:
     """Compiled LinearAttention pipelines on one device, and the device-side operations around them."""
 
-    def __init__(self, device: GpuDevice, max_pipelines: int = 64) -> None:
+    def __init__(self, device: GpuDevice, max_pipelines: int = 64, template: str | None = None) -> None:
         # 64 holds every geometry class of both dtypes up to d_k = 64, and the common ones beyond
         self.device = device
         self.max_pipelines = max_pipelines
+        self.template = template
+        """The WGSL template compiled (None: ``kernels/linear_attention.wgsl``)."""
         self._pipelines: OrderedDict[KernelSpec, Any] = OrderedDict()
         self.compilations = 0
         """Pipelines compiled so far (a cache hit does not count)."""
@@ -176,7 +178,7 @@ class LinearAttentionKernel:
             self._pipelines.move_to_end(spec)
             return cached
         gpu = self.device.device
-        module = gpu.create_shader_module(label=f"linear_attention {spec}", code=render(spec))
+        module = gpu.create_shader_module(label=f"linear_attention {spec}", code=render(spec, self.template))
         pipeline = gpu.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
         self.compilations += 1
         self._pipelines[spec] = pipeline
@@ -359,14 +361,15 @@ class LinearAttentionKernel:
         return saved
 
 
-_KERNELS: dict[tuple[str, str | None], LinearAttentionKernel] = {}
+_KERNELS: dict[tuple[str, str | None, str | None], LinearAttentionKernel] = {}
 
 
-def get_kernel(implementation: str = "wgpu", adapter: str | None = None) -> LinearAttentionKernel:
-    """The process-wide kernel (and device) of an implementation and adapter choice."""
-    key = (implementation, adapter)
+def get_kernel(implementation: str = "wgpu", adapter: str | None = None,
+               template: str | None = None) -> LinearAttentionKernel:
+    """The process-wide kernel (and device) of an implementation, adapter choice and WGSL template."""
+    key = (implementation, adapter, template)
     if key not in _KERNELS:
-        _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter))
+        _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter), template=template)
     return _KERNELS[key]
 
 
@@ -445,6 +448,7 @@ def linear_attention(
     aliased: bool = False,
     implementation: str = "wgpu",
     adapter: str | None = None,
+    template: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ONNX ``com.microsoft::LinearAttention`` operator on WebGPU, NumPy in and out.
 
@@ -453,14 +457,15 @@ def linear_attention(
     change results, and this kernel (token by token) has no use for it. ``aliased`` binds past and present state to one
     read-write buffer (ignored without ``past_state``). ``implementation`` is ``"wgpu"``
     (wgpu-native) or ``"dawn"`` (wgpudawn); ``adapter`` picks an adapter by name (default: the
-    best). Raises ``ValidationError`` for invalid input, ``KernelUnsupported`` for a valid call
+    best); ``template`` is another WGSL template to compile (default: the kernel's own). Raises
+    ``ValidationError`` for invalid input, ``KernelUnsupported`` for a valid call
     the device cannot run, ``DeviceUnavailable`` when there is no such implementation/adapter.
     """
     del chunk_size
     arrays = {"query": query, "key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
     dims = validate(**arrays, q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
                     scale=scale, state_window=state_window)
-    kernel = get_kernel(implementation, adapter)
+    kernel = get_kernel(implementation, adapter, template)
     check_supported(kernel.device, dims)
     workspace = workspaces(kernel).get(dims, aliased and dims.has_past, arrays)
     device = kernel.device

@@ -137,8 +137,9 @@ def _template() -> str:
     return resources.files("kernels").joinpath("linear_attention.wgsl").read_text()
 
 
-def render(spec: KernelSpec) -> str:
-    """The WGSL source of one pipeline."""
+def render(spec: KernelSpec, template: str | None = None) -> str:
+    """The WGSL source of one pipeline, from ``template`` (default: ``linear_attention.wgsl``; another
+    is a variant of the kernel under test, e.g. an engineer's change or a deliberately broken copy)."""
     store = "f16" if spec.dtype == "float16" else "f32"
     replacements = {
         "ENABLE": "enable f16;" if store == "f16" else "",
@@ -147,7 +148,7 @@ def render(spec: KernelSpec) -> str:
         "ROWG": str(spec.row_groups),
         "RPT": str(spec.rows_per_thread),
     }
-    source = _template()
+    source = template if template is not None else _template()
     for name, text in replacements.items():
         source = source.replace("{{" + name + "}}", text)
     return source

@@ -19,11 +19,13 @@ class _WgslKernelBackend(Backend):
     """Runs a case through ``kernels.linear_attention`` on one WebGPU implementation."""
 
     implementation: str
+    template: str | None = None
+    """Another WGSL template to compile instead of the kernel's own (a variant under test)."""
 
     def __init__(self, adapter: str | None = None) -> None:
         self.adapter = adapter
         try:
-            self.kernel: LinearAttentionKernel = get_kernel(self.implementation, adapter)
+            self.kernel: LinearAttentionKernel = get_kernel(self.implementation, adapter, self.template)
         except DeviceUnavailable as err:
             raise Unavailable(f"{self.name}: {err}") from err
 
@@ -44,6 +46,7 @@ class _WgslKernelBackend(Backend):
         try:
             return linear_attention(
                 **case.kwargs(), aliased=case.aliased, implementation=self.implementation, adapter=self.adapter,
+                template=self.template,
             )
         except ValidationError as err:
             raise Rejected(self.name, str(err)) from err

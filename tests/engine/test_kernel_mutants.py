@@ -1,0 +1,82 @@
+"""Bugs planted in the WGSL kernel where the old default campaign never looked: the swarm finds them.
+
+Each mutant of ``support.kernel_mutants`` computes the right bits everywhere in the old default
+slice (``Limits.campaign()``: head sizes 1, 3, 8; at most 2 heads with ``n_k = 1``; ``B <= 2``;
+``T <= 9``) and wrong ones in one region outside it. The first test shows the old slice cannot see
+it; the second that swarm units (``fuzz.campaign.swarm``), drawn from a fixed sequence of seeds as a
+campaign draws them, find it and shrink it to a case in that region.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+from hypothesis import settings
+from support.kernel_mutants import MUTANTS, KernelMutant
+
+from fuzz.backends import Backend
+from fuzz.campaign import swarm
+from fuzz.campaign.shard import WorkUnit
+from fuzz.campaign.unit import run_unit
+from fuzz.engine.case import Case
+from fuzz.engine.strategies import Limits
+from fuzz.findings import Kind
+from kernels.shader import KernelSpec
+
+PROPERTY = "backends-agree"
+OLD_SLICE_EXAMPLES = 150
+SWARM_UNITS = 40
+"""Swarm units tried before giving up (a campaign runs hundreds in its default three minutes)."""
+UNIT_EXAMPLES = 25
+UNIT_SECONDS = 4.0
+
+
+def _tiles(case: Case) -> int:
+    dims = case.dims()
+    return -(-dims.d_v // KernelSpec.for_dims(dims).columns)
+
+
+REGION: dict[str, Callable[[Case], bool]] = {
+    "grouped-key-heads": lambda c: 1 < c.dims().key_heads < c.dims().kv_heads,
+    "gqa-interleaved": lambda c: c.dims().q_heads >= 2 * c.dims().kv_heads and c.dims().kv_heads >= 2,
+    "short-reduction": lambda c: c.dims().d_k >= 9,
+    "stale-gate": lambda c: c.dims().seq_len >= 17 and c.dims().decay_per_row is False,
+    "batch-alias": lambda c: c.dims().batch >= 3,
+    "tile-stride": lambda c: _tiles(c) >= 2,
+}
+"""Where each mutant is wrong: its minimal case must lie there."""
+
+
+def _mutant(cls: type[KernelMutant], need: Callable[..., Backend]) -> Backend:
+    need("wgpu-dawn")  # skips, with the reason, where Dawn has no adapter
+    return cls()
+
+
+@pytest.mark.parametrize("cls", MUTANTS, ids=lambda m: m.patch.name)
+def test_the_old_slice_cannot_see_the_mutant(cls: type[KernelMutant], need) -> None:
+    bad = _mutant(cls, need)
+    result = run_unit(WorkUnit(PROPERTY, 0, 0), [need("oracle"), bad], limits=Limits.campaign(),
+                      settings=settings(settings(), max_examples=OLD_SLICE_EXAMPLES))
+    assert result.finding is None, result.finding.report
+    assert result.checked > 0
+
+
+@pytest.mark.parametrize("cls", MUTANTS, ids=lambda m: m.patch.name)
+def test_swarm_units_find_and_shrink_the_mutant(cls: type[KernelMutant], need) -> None:
+    bad = _mutant(cls, need)
+    for number in range(SWARM_UNITS):
+        unit = WorkUnit(PROPERTY, number, seed=7919 * number + 1)
+        plan = swarm.plan(unit.seed, UNIT_EXAMPLES)
+        result = run_unit(unit, [need("oracle"), bad], limits=plan.limits,
+                          settings=settings(settings(), max_examples=plan.examples),
+                          budget_at=time.time() + UNIT_SECONDS)
+        if result.finding is not None:
+            break
+    else:
+        pytest.fail(f"{cls.patch.name}: not found in {SWARM_UNITS} swarm units")
+    finding = result.finding
+    assert finding.kind == Kind.MISMATCH and bad.name in finding.backends, finding.report
+    assert REGION[cls.patch.name](finding.case), f"minimal case outside {cls.patch.region}: {finding.case.summary()}"
+    print(f"{cls.patch.name}: unit {number} ({plan.describe()}) -> {finding.case.summary()}")

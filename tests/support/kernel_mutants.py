@@ -1,0 +1,88 @@
+"""Deliberately broken copies of the WGSL kernel, each wrong only outside the old default slice.
+
+The old default campaign drew head sizes from {1, 3, 8}, the layouts (H_q, H_kv, n_k) of (1,1,1),
+(2,1,1), (1,2,1) and (2,2,1), B <= 2 and T <= 9. Each mutant below changes one line of
+``kernels/linear_attention.wgsl`` so that every call inside that slice still computes the right
+bits, and calls in one region outside it do not. A mutant is a ``wgpu-dawn`` backend compiling the
+patched template (importable as ``support.kernel_mutants:NAME`` by campaign workers too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+from fuzz.backends.wgpu_kernel import WgpuDawnBackend
+
+
+@dataclass(frozen=True)
+class Patch:
+    """One line of the kernel replaced; ``region`` says where the mutant is wrong."""
+
+    name: str
+    region: str
+    old: str
+    new: str
+
+    def template(self) -> str:
+        source = resources.files("kernels").joinpath("linear_attention.wgsl").read_text()
+        if source.count(self.old) != 1:
+            raise ValueError(f"mutant {self.name}: the line to patch occurs {source.count(self.old)} times")
+        return source.replace(self.old, self.new)
+
+
+PATCHES = (
+    Patch("grouped-key-heads", "1 < n_k < H_kv: kv head h reads key head h mod n_k",
+          "let kh = h / (HKV / params.key_heads);", "let kh = h % params.key_heads;"),
+    Patch("gqa-interleaved", "GQA group >= 2 with H_kv >= 2: query heads interleaved over kv heads",
+          "let qh = select(h / kv_per_q, h * group + g, standard);",
+          "let qh = select(h / kv_per_q, g * HKV + h, standard);"),
+    Patch("short-reduction", "d_k >= 9 (4 or more row groups): the reduction tree stops after one level",
+          "for (var stride = 1u; stride < ROWG; stride *= 2u) {",
+          "for (var stride = 1u; stride < min(ROWG, 2u); stride *= 2u) {"),
+    Patch("stale-gate", "T >= 17 with a per-head decay: tokens from 16 on take the previous token's gate",
+          "let gate = exp(f32(decay[bt * HKV + h]));",
+          "let gate = exp(f32(decay[(bt - select(0u, 1u, t >= 16u)) * HKV + h]));"),
+    Patch("batch-alias", "B >= 3: batch entries from 2 on read the inputs of batch entry 1",
+          "let bt = b * seq_len + t;", "let bt = min(b, 1u) * seq_len + t;"),
+    Patch("tile-stride", "d_v in two or more tiles of the workgroup: a tile starts half a tile too early",
+          "let col = wg.x * COLS + lid.x;", "let col = wg.x * (COLS - COLS / 2u) + lid.x;"),
+)
+
+
+class KernelMutant(WgpuDawnBackend):
+    """The WGSL kernel on Dawn with ``patch`` applied."""
+
+    patch: Patch
+
+    def __init__(self, adapter: str | None = None) -> None:
+        self.name = f"mutant-{self.patch.name}"
+        self.template = self.patch.template()
+        super().__init__(adapter)
+
+
+class GroupedKeyHeads(KernelMutant):
+    patch = PATCHES[0]
+
+
+class GqaInterleaved(KernelMutant):
+    patch = PATCHES[1]
+
+
+class ShortReduction(KernelMutant):
+    patch = PATCHES[2]
+
+
+class StaleGate(KernelMutant):
+    patch = PATCHES[3]
+
+
+class BatchAlias(KernelMutant):
+    patch = PATCHES[4]
+
+
+class TileStride(KernelMutant):
+    patch = PATCHES[5]
+
+
+MUTANTS = (GroupedKeyHeads, GqaInterleaved, ShortReduction, StaleGate, BatchAlias, TileStride)
