@@ -5,10 +5,14 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fuzz.engine.case import Case
+
+if TYPE_CHECKING:
+    from fuzz.engine.chains import Chain
 
 
 class Outcome(enum.Enum):
@@ -87,6 +91,17 @@ class Capabilities:
                 "dtypes": list(self.dtypes), "aliasing": self.aliasing, "notes": list(self.notes)}
 
 
+@dataclass(frozen=True)
+class ChainCall:
+    """One call of a device-resident chain (``Backend.run_chain``): its results and how it was seeded."""
+
+    output: np.ndarray
+    present_state: np.ndarray
+    seeded_by: str
+    """``"past_state"`` (the case's, for the first call), or the select-and-resume path that handed
+    it the previous call's state: ``"rebind"``, ``"copy"`` or ``"keep"`` (``kernels.Selection.path``)."""
+
+
 class Backend(ABC):
     """An implementation of LinearAttention under test.
 
@@ -108,6 +123,15 @@ class Backend(ABC):
     @abstractmethod
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         """Run one case."""
+
+    def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
+        """Run the calls of a chain case (``fuzz.engine.chains``) with the state kept on the device:
+        each call resumes from the previous one's accepted slot by the backend's own select-and-resume.
+
+        Optional: a backend without a device-resident path raises ``Unsupported`` (the default), and
+        the property that needs one skips it with that reason.
+        """
+        raise Unsupported(self.name, "no device-resident chain (its select-and-resume is the caller's, on the host)")
 
     def close(self) -> None:
         """Release devices, sessions and caches."""

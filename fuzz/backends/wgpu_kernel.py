@@ -1,18 +1,89 @@
 """The suite's own WGSL kernel as two backends: wgpu-native (naga) and Dawn (Tint).
 
 Both run the same WGSL and the same Python (``kernels``); only the WebGPU implementation under
-them differs, so a disagreement between them is a compiler or runtime difference.
+them differs, so a disagreement between them is a compiler or runtime difference. Both offer the
+device-resident chain (``run_chain``): one prepared call re-dispatched over a chain's calls, each
+resuming from the previous one's accepted slot by the kernel's own select-and-resume.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 
-from fuzz.backends.base import Backend, Capabilities, Rejected, Unavailable, Unsupported
+from fuzz.backends.base import Backend, Capabilities, ChainCall, Rejected, Unavailable, Unsupported
 from fuzz.engine.case import Case
-from kernels.device import DeviceUnavailable, KernelUnsupported
-from kernels.linear_attention import LinearAttentionKernel, get_kernel, linear_attention, workspaces
+from fuzz.engine.chains import AcceptMode, Chain
+from kernels.device import DeviceTensor, DeviceUnavailable, GpuDevice, KernelUnsupported
+from kernels.linear_attention import (
+    BoundCall,
+    LinearAttentionKernel,
+    Selection,
+    Workspace,
+    check_supported,
+    get_kernel,
+    linear_attention,
+    workspaces,
+)
+from oracles.prefix import SEQUENCE_INPUTS
 from oracles.validation import ValidationError
+
+
+def run_device_chain(kernel: LinearAttentionKernel, case: Case, chain: Chain) -> list[ChainCall]:
+    """The calls of a chain case on the GPU, the state never passing through the host.
+
+    The first call's inputs are uploaded and bound once (past and present state aliased when the
+    case is); each later call uploads only its tokens into the bound inputs and is dispatched as
+    ``kernel.accept`` returned it: rebound to the accepted slot, or after a GPU copy into the seed.
+    Results are downloaded after each call for the caller to check; nothing is uploaded back.
+    """
+    device = kernel.device
+    first = chain.call(case, 0)
+    dims = first.dims()
+    check_supported(device, dims)  # before anything is allocated
+    inputs = {name: device.upload(x, name) for name, x in first.inputs.items()}
+    past = inputs.get("past_state")
+    call = kernel.prepare(**inputs, q_num_heads=dims.q_heads, kv_num_heads=dims.kv_heads,
+                          update_rule=dims.update_rule, scale=dims.scale, state_window=dims.state_window,
+                          present_state=past if case.aliased else None)
+    workspace = Workspace(inputs, call)
+    calls, seeded_by = [], "past_state"
+    try:
+        for index in range(chain.calls):
+            if index:
+                _upload_tokens(device, inputs, chain.call(case, index))
+            accepted = chain.accepted[index] if index < len(chain.accepted) else None
+            (output, present_state), selection = _dispatch_and_accept(kernel, call, accepted, chain.mode)
+            calls.append(ChainCall(output, present_state, seeded_by))
+            if selection is not None:
+                call, seeded_by = selection.call, selection.path
+    finally:
+        workspace.release()
+    return calls
+
+
+def _upload_tokens(device: GpuDevice, inputs: dict[str, DeviceTensor], call: Case) -> None:
+    """Write a later call's token inputs into the bound tensors (the state stays where ``accept`` left it)."""
+    for name, x in call.inputs.items():
+        if name in SEQUENCE_INPUTS:
+            device.upload(x, name, into=inputs[name])
+
+
+def _dispatch_and_accept(kernel: LinearAttentionKernel, call: BoundCall, accepted: int | None,
+                         mode: AcceptMode) -> tuple[list[np.ndarray], Selection | None]:
+    """Run ``call``, download its results, then resume after ``accepted`` of its tokens (None: the
+    chain ends here). Accepting 0 on an aliased binding restores the seed saved before the call."""
+    saved: DeviceTensor | None = kernel.save_seed(call.seed) if accepted == 0 and call.aliased else None
+    try:
+        call.dispatch()
+        results = kernel.device.download_all([call.output, call.present_state])
+        selection = None if accepted is None else kernel.accept(call, accepted, saved, mode=mode)
+    finally:
+        if saved is not None:
+            saved.release()
+    return results, selection
 
 
 class _WgslKernelBackend(Backend):
@@ -43,11 +114,22 @@ class _WgslKernelBackend(Backend):
         )
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        try:
+        with self._outcomes():
             return linear_attention(
                 **case.kwargs(), aliased=case.aliased, implementation=self.implementation, adapter=self.adapter,
                 template=self.template,
             )
+
+    def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
+        with self._outcomes():
+            return run_device_chain(self.kernel, case, chain)
+
+    @contextmanager
+    def _outcomes(self) -> Iterator[None]:
+        """The kernel's errors as the suite's outcomes: invalid input is ``Rejected``, a valid call
+        this device cannot run ``Unsupported``."""
+        try:
+            yield
         except ValidationError as err:
             raise Rejected(self.name, str(err)) from err
         except KernelUnsupported as err:

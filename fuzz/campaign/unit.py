@@ -34,12 +34,13 @@ from hypothesis import event, given, seed, target
 from hypothesis import settings as Settings
 from hypothesis.errors import FlakyFailure
 
-from fuzz.backends import Backend, Capabilities
+from fuzz.backends import Backend, Capabilities, ChainCall
 from fuzz.campaign.coverage import buckets
 from fuzz.campaign.shard import WorkUnit
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.corpus.known_issues import Classifier, affecting
 from fuzz.engine.case import Case
+from fuzz.engine.chains import Chain
 from fuzz.engine.compare import RATIO_CAP
 from fuzz.engine.properties import CheckResult, resolve_property
 from fuzz.engine.strategies import Limits
@@ -47,7 +48,8 @@ from fuzz.findings import Finding, Kind, PropertyFailure
 
 
 class CountingBackend(Backend):
-    """Delegates to ``inner`` and counts its calls (what "cases run" means per backend)."""
+    """Delegates to ``inner`` and counts its calls (what "cases run" means per backend; a chain counts
+    each of its calls)."""
 
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
@@ -60,6 +62,10 @@ class CountingBackend(Backend):
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         self.calls += 1
         return self.inner.run(case)
+
+    def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
+        self.calls += chain.calls
+        return self.inner.run_chain(case, chain)
 
     def close(self) -> None:
         self.inner.close()

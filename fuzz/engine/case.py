@@ -115,6 +115,10 @@ class Case:
             parts.append(f"poison={self.poison}")
         if "draft_len" in self.notes:
             parts.append(f"draft={self.notes['draft_len']} accepted={self.notes['accepted']}")
+        if "chain_accepted" in self.notes:
+            accepted = ",".join(str(a) for a in self.notes["chain_accepted"])
+            parts.append(f"chain of {self.notes['call_len']}-token calls accepted={accepted} "
+                         f"resume={self.notes['accept_mode']}")
         return " ".join(parts)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:

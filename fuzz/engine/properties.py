@@ -15,14 +15,16 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 from hypothesis import strategies as st
 
 import oracles
-from fuzz.backends import Backend, Crashed, Rejected, TimedOut, Unsupported
+from fuzz.backends import Backend, ChainCall, Crashed, Rejected, TimedOut, Unsupported
 from fuzz.engine.bad_inputs import PASS_THROUGH_RULES, invalid_cases
 from fuzz.engine.case import Case
+from fuzz.engine.chains import Chain, chain_cases, token_spans
 from fuzz.engine.compare import Match, Mismatch, MismatchError, Where, element_ratios
 from fuzz.engine.strategies import (
     Limits,
@@ -34,7 +36,6 @@ from fuzz.engine.strategies import (
 )
 from fuzz.engine.tolerance import Blocks, Exact, exact_answer
 from fuzz.findings import Finding, Kind, PropertyFailure
-from oracles.prefix import SEQUENCE_INPUTS
 from oracles.validation import validate
 
 
@@ -67,6 +68,7 @@ class Property:
 
 
 Result = tuple[np.ndarray, np.ndarray]
+Got = TypeVar("Got")
 
 
 class _Check:
@@ -95,7 +97,17 @@ class _Check:
         self.result.skipped[who] = why
 
     def run(self, backend: Backend, case: Case) -> Result | None:
-        """Run a valid case; None (recorded as a skip) if the backend cannot run it here.
+        """Run a valid case; None (recorded as a skip) if the backend cannot run it here."""
+        got = self._attempt(backend, case, backend.run)
+        return None if got is None else (np.asarray(got[0]), np.asarray(got[1]))
+
+    def run_chain(self, backend: Backend, chain: Chain) -> list[ChainCall] | None:
+        """Run the checked chain case on the backend's device-resident path; None (recorded as a
+        skip) if it has none or cannot run this case."""
+        return self._attempt(backend, self.case, lambda case: backend.run_chain(case, chain))
+
+    def _attempt(self, backend: Backend, case: Case, runner: Callable[[Case], Got]) -> Got | None:
+        """``runner(case)`` on a valid case, its non-results turned into skips and findings.
 
         The caller's arrays must come back untouched (an aliased binding aside, which owns its
         buffer): a backend that writes into them would, for one, destroy the past state a
@@ -103,7 +115,7 @@ class _Check:
         """
         before = {} if case.aliased else {n: x.copy() for n, x in case.inputs.items()}
         try:
-            output, state = backend.run(case)
+            got = runner(case)
         except Unsupported as err:
             self.skip(backend.name, err.message)
             return None
@@ -118,7 +130,7 @@ class _Check:
         if clobbered:
             raise self.fail(Kind.CLOBBERED_INPUT, (backend.name,), clobbered[0],
                             f"the call wrote into the caller's {', '.join(clobbered)} (not an aliased binding)")
-        return np.asarray(output), np.asarray(state)
+        return got
 
     def compare(self, actual: np.ndarray, expected: np.ndarray, *, exact: Exact | Blocks, tensor: str,
                 labels: tuple[str, str], backends: tuple[str, ...], detail: str = "",
@@ -165,13 +177,6 @@ def _at_window_zero(case: Case) -> Case:
     past = case.inputs.get("past_state")
     legacy = case.with_attrs(state_window=0)
     return legacy.with_inputs(past_state=None if past is None else past[-1])
-
-
-def _tokens(case: Case, *spans: tuple[int, int]) -> Case:
-    """The case restricted to the concatenation of token spans ``[start, stop)``."""
-    def cut(x: np.ndarray) -> np.ndarray:
-        return np.concatenate([x[:, a:b] for a, b in spans], axis=1)
-    return case.with_inputs(**{n: cut(x) for n, x in case.inputs.items() if n in SEQUENCE_INPUTS})
 
 
 # ---- the properties ---------------------------------------------------------------------------
@@ -261,11 +266,11 @@ def _check_resume(c: _Check, b: Backend, draft: Case, present: np.ndarray, accep
     drafted, total = draft.seq_len, c.case.seq_len
     window = d.state_window
     original = draft.inputs.get("past_state")
-    following = _tokens(case, (drafted, total))
+    following = token_spans(case, (drafted, total))
     if accepted:
         past = oracles.next_past_state(present, original, drafted, accepted).astype(case.dtype)
         following = following.with_inputs(past_state=past)
-    fresh = _tokens(case, (0, accepted), (drafted, total))
+    fresh = token_spans(case, (0, accepted), (drafted, total))
     resumed, again = c.run(b, following), c.run(b, fresh)
     if resumed is None or again is None:
         return
@@ -285,12 +290,50 @@ def check_select_resume(case: Case, backends: Sequence[Backend]) -> CheckResult:
     case's drawn acceptance (``notes["accepted"]``); a zero-token acceptance resumes from the
     original past state, which the call must leave untouched (``_Check.run`` checks every call for that)."""
     c = _Check("select-resume", case)
-    draft = _tokens(case, (0, int(case.notes["draft_len"])))
+    draft = token_spans(case, (0, int(case.notes["draft_len"])))
     accepted = int(case.notes["accepted"])
     for b in backends:
         first = c.run(b, draft)
         if first is not None:
             _check_resume(c, b, draft, first[1].astype(case.dtype), accepted)
+    return c.result
+
+
+def _check_chain_call(c: _Check, b: Backend, call: Case, got: ChainCall, label: str) -> None:
+    """One call of a device-resident chain against the oracle's answer to it (``call``: its tokens
+    and the seed it should have read)."""
+    exact = c.exact(call)
+    shared = {"exact": exact, "labels": (f"{b.name} {label}", "oracle"), "backends": (b.name,),
+              "tokens": call.seq_len, "detail": f":{got.seeded_by}"}
+    c.compare(got.output, exact.output, tensor="output", **shared)
+    c.compare(got.present_state, exact.present_state, tensor="present_state", **shared)
+
+
+def check_device_chain(case: Case, backends: Sequence[Backend]) -> CheckResult:
+    """A chain of calls whose state stays on the device (``Backend.run_chain``: the backend's own
+    select-and-resume, by rebinding the accepted slot or copying it on the GPU) equals the oracle's
+    chain, call by call, slot by slot.
+
+    The oracle's chain is driven on the host by the states the device returned: each call's expected
+    seed is ``oracles.next_past_state`` of the previous call's downloaded present state (or that call's
+    own seed, for 0 accepted). So each call is checked as one call from exactly the stored bits it
+    should have read: a wrong slot, a skipped copy or a lost seed fails at that call, under one call's
+    tolerance (the seed's rounding to the stored type is in the oracle's answer, so no ``reseeded``
+    term; the drift of a long chain is not this property's business, but ``select-resume``'s).
+    Backends without a device-resident chain are skipped with their reason.
+    """
+    c = _Check("device-chain", case)
+    chain = Chain.of(case)
+    for b in backends:
+        calls = c.run_chain(b, chain)
+        if calls is None:
+            continue
+        past = case.inputs["past_state"]
+        for index, got in zip(range(chain.calls), calls, strict=True):
+            label = f"call {index + 1}/{chain.calls} (seed: {got.seeded_by})"
+            _check_chain_call(c, b, chain.call(case, index, past), got, label)
+            if index < len(chain.accepted):
+                past = oracles.next_past_state(got.present_state, past, chain.call_len, chain.accepted[index])
     return c.result
 
 
@@ -360,6 +403,8 @@ PROPERTIES: dict[str, Property] = {
                  short_cases, check_leading_zeros),
         Property("select-resume", "resuming from a selected slot equals a fresh run over the accepted prefix; "
                  "a zero-token acceptance keeps the original past state", resume_cases, check_select_resume),
+        Property("device-chain", "a chain of calls resumed on the device (slot rebound or copied on the GPU) "
+                 "equals the oracle's chain, call by call and slot by slot", chain_cases, check_device_chain),
         Property("aliasing", "aliased past/present state binding gives the bits of separate buffers",
                  lambda limits: cases(limits, aliased=True), check_aliasing),
         Property("error-parity", "every backend rejects each broken rule with a message, never returns values "

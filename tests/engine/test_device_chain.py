@@ -1,0 +1,79 @@
+"""The ``device-chain`` property: its cases describe their chain, and it reaches every path of the
+kernel's select-and-resume (whether it holds is ``test_properties.py``'s business)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from fuzz.backends import Backend, Capabilities, ChainCall
+from fuzz.campaign import profiles
+from fuzz.campaign.shard import WorkUnit
+from fuzz.campaign.unit import run_unit
+from fuzz.engine.case import Case
+from fuzz.engine.chains import MAX_CALLS, Chain, chain_cases
+from fuzz.engine.strategies import Limits
+from oracles.rollback import represented_acceptances
+
+PATH_EXAMPLES = 60
+"""Chains drawn to look for each resume path: a rebind needs the rebind mode, separate bindings, an
+accepted slot at a bindable offset and a case the device supports, so the ``ci`` profile's 25
+examples can miss it; 60 (derandomized) reach every path with room, at 256-byte alignment too."""
+
+
+class RecordingBackend(Backend):
+    """Delegates to a backend and counts how each call of each chain it ran was seeded."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.seeded_by: Counter[str] = Counter()
+
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities()
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        return self.inner.run(case)
+
+    def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
+        calls = self.inner.run_chain(case, chain)
+        self.seeded_by.update(call.seeded_by for call in calls)
+        return calls
+
+
+@given(chain_cases(Limits.ci()))
+def test_a_chain_case_tiles_its_calls(case: Case) -> None:
+    """2 to ``MAX_CALLS`` calls of one length cover the case's tokens, each acceptance one the window
+    represents (or 0), and the chain survives the case's serialisation."""
+    chain = Chain.of(case)
+    assert 2 <= chain.calls <= MAX_CALLS and case.seq_len == chain.calls * chain.call_len
+    allowed = {0, *represented_acceptances(chain.call_len, case.state_window)}
+    assert set(chain.accepted) <= allowed and "past_state" in case.inputs
+    last = chain.call(case, chain.calls - 1)
+    assert np.array_equal(last.inputs["query"], case.inputs["query"][:, -chain.call_len:])
+    assert Chain.of(Case.from_parts(case.metadata(), case.inputs)) == chain
+
+
+@pytest.mark.parametrize("alignment", [None, 256], ids=["own-alignment", "256-byte-alignment"])
+@pytest.mark.parametrize("name", ["wgpu", "wgpu-dawn"])
+def test_the_property_reaches_rebind_copy_and_keep(name: str, alignment: int | None, need, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over a fixed (derandomized) set of drawn chains, the chains resume by rebinding the accepted
+    slot, by copying it on the GPU and by keeping the seed; most chains are checked (odd-sized float16
+    slots cannot be copied), and none leaves a device buffer behind. Also where binding offsets must be
+    multiples of 256 bytes, as on most GPUs (lavapipe asks for 16 or 32)."""
+    recording = RecordingBackend(need(name))
+    device = recording.inner.kernel.device
+    if alignment is not None:
+        monkeypatch.setitem(device.limits, "min-storage-buffer-offset-alignment", alignment)
+    live = device.memory.live_buffers
+    result = run_unit(WorkUnit("device-chain", 0, 0), [recording], limits=Limits.ci(),
+                      settings=settings(profiles.get("ci"), max_examples=PATH_EXAMPLES), save_dir=tmp_path)
+    assert result.finding is None, result.finding.report
+    assert result.checked > result.examples // 2, dict(result.skips)
+    assert {"rebind", "copy", "keep"} <= set(recording.seeded_by), dict(recording.seeded_by)
+    assert device.memory.live_buffers == live
