@@ -98,6 +98,7 @@ class Campaign:
         self.known_cases: Counter = Counter()
         self.per_property: dict[str, Counter] = {p: Counter() for p in config.properties}
         self.tiers: dict[str, Counter] = {}
+        self.progress.coverage = coverage.reached(self.coverage)
         self.findings: dict[str, dict[str, Any]] = {}
         self.database_keys: set[bytes] = set()
         self.interrupted = False

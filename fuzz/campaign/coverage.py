@@ -127,8 +127,9 @@ AXES: dict[str, tuple[str, ...]] = {
 
 
 def _interactions() -> dict[str, tuple[str, ...]]:
+    # a (B, T, 1) beta with H_kv = 1 is the per-head layout (oracles.Dims): no "shared, H_kv = 1" bucket
     beta_rules = tuple(f"{rule}, beta {beta}, {h}" for rule in sorted(DELTA_RULES) for beta in ("per head", "shared")
-                       for h in ("H_kv = 1", "H_kv > 1"))
+                       for h in ("H_kv = 1", "H_kv > 1") if (beta, h) != ("shared", "H_kv = 1"))
     heads_by_key = tuple(f"{n}, {h}" for n in AXES["n_k"] for h in ("MHA", "GQA", "inverse"))
     windows = tuple(f"W {w}, {tw}" for w in range(1, MAX_STATE_WINDOW + 1) for tw in ("T < W", "T = W", "T > W")
                     if not (w == 1 and tw == "T < W"))

@@ -116,11 +116,12 @@ def _divisors(n: int) -> list[int]:
 
 def head_layout(rng: random.Random, max_heads: int) -> tuple[int, int, int]:
     """``(H_q, H_kv, n_k)``: MHA, GQA or inverse GQA with ratios up to 8, ``n_k`` a divisor of ``H_kv``."""
-    kv_heads = rng.choice([h for h in KV_HEADS if h <= max_heads])
+    allowed = [h for h in KV_HEADS if h <= max_heads]
+    kv_heads = allowed[-1] if rng.random() < 0.2 else rng.choice(allowed)  # the most heads the unit allows, often
     direction = rng.choice(("mha", "gqa", "gqa", "inverse"))
     ratios = [r for r in GQA_RATIOS if kv_heads * r <= max_heads] if direction == "gqa" else \
         [r for r in GQA_RATIOS if kv_heads % r == 0] if direction == "inverse" else []
-    ratio = rng.choice(ratios) if ratios else 1
+    ratio = (ratios[-1] if rng.random() < 0.3 else rng.choice(ratios)) if ratios else 1
     q_heads = kv_heads * ratio if direction == "gqa" else kv_heads // ratio
     divisors = _divisors(kv_heads)
     between = divisors[1:-1]
