@@ -51,14 +51,18 @@ def _tiles_bucket(d_k: int, d_v: int) -> str:
     return "1 tile" if tiles == 1 else ("2 tiles" if tiles == 2 else ("3-4 tiles" if tiles <= 4 else "5+ tiles"))
 
 
+OPEN = 1 << 30
+"""The upper edge of a last, open bucket."""
+
+
 def _range(value: int, edges: tuple[tuple[int, int], ...]) -> str:
     lo, hi = next(e for e in edges if e[0] <= value <= e[1])
-    return str(lo) if lo == hi else f"{lo}-{hi}"
+    return str(lo) if lo == hi else (f"{lo}+" if hi == OPEN else f"{lo}-{hi}")
 
 
-SEQ_LENS = ((1, 1), (2, 8), (9, 16), (17, 32), (33, 64))
-KV_HEADS = ((1, 1), (2, 4), (5, 8), (9, 32))
-GQA = ((2, 2), (3, 4), (6, 8))
+SEQ_LENS = ((1, 1), (2, 8), (9, 16), (17, 32), (33, OPEN))
+KV_HEADS = ((1, 1), (2, 4), (5, 8), (9, OPEN))
+GQA = ((2, 2), (3, 4), (6, OPEN))
 
 
 def _heads(d: Dims) -> str:

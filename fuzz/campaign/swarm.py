@@ -80,6 +80,9 @@ SHARED_HEAD_SIZES = (1, 3, 8, 16, 17, 32, 64, 128, 256)
 that the sessions and shaders that backend compiles for a shape are reused across units: on lavapipe
 a unit of new head sizes cost ORT's WebGPU EP about 150 ms a case, mostly compiling."""
 
+WARM_UP_ROUNDS = 2
+"""Rounds of units (one unit per property each) that keep to the small tier at the start."""
+
 MIN_STATE_ELEMENTS = 256
 """The state cap of a unit is never below this, whatever its ``T``."""
 
@@ -137,10 +140,16 @@ def _subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
     return tuple(chosen) or (rng.choice(items),)
 
 
-def plan(seed: int, base_examples: int) -> UnitPlan:
-    """The plan of the unit whose seed is ``seed`` (deterministic); ``base_examples`` for a cheap unit."""
+def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan:
+    """The plan of the unit whose seed is ``seed`` (deterministic); ``base_examples`` for a cheap unit.
+
+    ``warming_up`` (the first ``WARM_UP_ROUNDS`` of a campaign) keeps to the small tier: the shader
+    and session caches of a fresh machine then fill on cheap cases first.
+    """
     rng = random.Random(seed)
     tier = rng.choices(TIERS, weights=[t.weight for t in TIERS])[0]
+    if warming_up:
+        tier = TIERS[0]
     min_t, max_t = rng.choice(tier.seq_lens)
     state = max(MIN_STATE_ELEMENTS, tier.max_cost // max_t)
     sit_out = frozenset(b for b in SLOW_BACKENDS if rng.random() < SIT_OUT[state * max_t <= CHEAP_COST])

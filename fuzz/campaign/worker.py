@@ -42,7 +42,7 @@ LIMITS: dict[str, Callable[[], Limits]] = {
 def unit_plan(config: Any, unit: WorkUnit) -> UnitPlan:
     """What ``unit`` draws from and how many examples it runs: its own swarm plan, or the fixed ``--limits``."""
     if config.limits == SWARM:
-        return swarm.plan(unit.seed, config.examples_per_unit)
+        return swarm.plan(unit.seed, config.examples_per_unit, warming_up=unit.number < swarm.WARM_UP_ROUNDS)
     return UnitPlan(tier=config.limits, limits=LIMITS[config.limits](), examples=config.examples_per_unit)
 
 

@@ -1,0 +1,66 @@
+"""Coverage buckets: every case lands in one bucket per axis, the universe lists them all, and a
+summary names the ones never reached."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import pytest
+
+from fuzz.campaign.coverage import AXES, UNIVERSE, buckets, d_k_classes, never_reached, reached, table
+from fuzz.engine.bad_inputs import BREAKERS, break_case
+from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
+from kernels.shader import KernelSpec
+
+
+def _case(*, batch=1, seq_len=3, q_heads=2, kv_heads=2, key_heads=1, d_k=8, d_v=8, window=0, rule="gated_delta"):
+    shape = Shape(batch=batch, seq_len=seq_len, q_heads=q_heads, kv_heads=kv_heads, key_heads=key_heads, d_k=d_k,
+                  d_v=d_v, state_window=window)
+    layout = Layout(update_rule=rule, dtype="float32", decay_per_row=False, beta_shared=True, has_past=True,
+                    scale=None)
+    return build_case(shape, layout, Numerics(magnitude="unit", keys="normalised", decay="moderate",
+                                              beta="uniform", seed=0))
+
+
+def test_d_k_classes_are_the_kernels_geometry_classes() -> None:
+    classes = d_k_classes()
+    assert classes[0][0] == 1 and classes[-1][1] == 256
+    for (_, hi, _), (next_lo, _, _) in itertools.pairwise(classes):
+        assert next_lo == hi + 1
+    geometry = [KernelSpec.for_dims(_case(d_k=d, d_v=1).dims()) for lo, hi, _ in classes for d in (lo, hi)]
+    keys = [(spec.rows_per_thread, spec.row_groups) for spec in geometry]
+    assert all(keys[i] == keys[i + 1] for i in range(0, len(keys), 2)), "a class spans two geometries"
+    assert len(set(keys)) == len(classes), "two classes share a geometry"
+
+
+def test_a_case_falls_in_one_bucket_of_each_axis_it_has() -> None:
+    labels = buckets(_case(batch=3, seq_len=70, q_heads=8, kv_heads=4, key_heads=2, d_k=33, d_v=40, window=4))
+    axes = [label.partition(": ")[0] for label in labels]
+    assert len(axes) == len(set(axes))
+    assert "T: 33+" in labels and "n_k: 1 < n_k < H_kv" in labels and "heads: GQA 2" in labels
+    assert "d_v tiles: 3-4 tiles" in labels and "B: 3" in labels and "W x T vs W: W 4, T > W" in labels
+    assert "delta rule x beta x H_kv: gated_delta, beta shared, H_kv > 1" in labels
+    for label in labels:
+        axis, _, bucket = label.partition(": ")
+        assert bucket in UNIVERSE[axis], label
+
+
+def test_an_invalid_case_is_counted_by_its_broken_rule() -> None:
+    broken = break_case(_case(), BREAKERS[0], seed=0)
+    assert f"broken rule: {BREAKERS[0].rule}" in buckets(broken)
+
+
+@pytest.mark.parametrize("axis", list(AXES))
+def test_every_axis_has_buckets(axis: str) -> None:
+    assert UNIVERSE[axis]
+
+
+def test_table_keeps_zeros_and_names_what_was_never_reached() -> None:
+    counts = Counter(buckets(_case()))
+    rows = table(counts)
+    assert set(rows) == set(UNIVERSE) and rows["rule"]["gated_delta"] == 1 and rows["rule"]["linear"] == 0
+    missing = never_reached(rows)
+    hit, total = reached(counts)
+    assert hit == len(counts) and total == sum(len(v) for v in UNIVERSE.values()) == hit + len(missing)
+    assert "rule: linear" in missing and "rule: gated_delta" not in missing

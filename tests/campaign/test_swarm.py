@@ -1,0 +1,45 @@
+"""Swarm plans: drawn from the unit seed alone, spread over the whole contract, within their cost caps."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from fuzz.campaign import swarm
+from fuzz.campaign.shard import Shard, work_units
+from fuzz.engine.strategies import Limits
+
+SEEDS = range(1, 2001)
+
+
+def test_the_same_seed_gives_the_same_plan() -> None:
+    units = list(zip(range(40), work_units(["backends-agree", "prefix-oracle"], 7, Shard(1, 1)), strict=False))
+    again = list(zip(range(40), work_units(["backends-agree", "prefix-oracle"], 7, Shard(1, 1)), strict=False))
+    assert [swarm.plan(u.seed, 50) for _, u in units] == [swarm.plan(u.seed, 50) for _, u in again]
+    assert len({swarm.plan(u.seed, 50) for _, u in units}) > 30
+
+
+def test_plans_reach_what_the_old_slice_never_did() -> None:
+    plans = [swarm.plan(seed, 50) for seed in SEEDS]
+    tiers = Counter(p.tier for p in plans)
+    assert set(tiers) == {"small", "medium", "large"} and tiers["small"] > tiers["medium"] > tiers["large"]
+    layouts = [p.limits.head_layout_pool[0] for p in plans]
+    assert any(1 < nk < kv for _, kv, nk in layouts), "no grouped key heads"
+    assert any(q >= 2 * kv >= 4 for q, kv, _ in layouts), "no GQA group of 2 with 2 kv heads"
+    assert any(kv >= 2 * q and kv >= 6 for q, kv, _ in layouts), "no wide inverse GQA"
+    assert max(max(q, kv) for q, kv, _ in layouts) == 32
+    sizes = {d for p in plans for d in p.limits.head_dim_pool}
+    assert {1, 9, 16, 17, 33, 64, 65, 128, 129, 256} <= sizes
+    assert max(p.limits.max_seq_len for p in plans) == 64 and max(p.limits.max_batch for p in plans) == 4
+    assert any(p.limits.rules != Limits().rules for p in plans) and any(p.sit_out for p in plans)
+    assert any(not p.sit_out for p in plans)
+
+
+def test_a_plan_stays_within_its_tiers_cost_cap() -> None:
+    caps = {t.name: t for t in swarm.TIERS}
+    for seed in SEEDS:
+        plan = swarm.plan(seed, 50)
+        tier, limits = caps[plan.tier], plan.limits
+        single_head = max(limits.head_dim_pool) ** 2 * max(limits.head_layout_pool[0][:2])
+        state = max(swarm.MIN_STATE_ELEMENTS, tier.max_cost // limits.max_seq_len)
+        assert limits.max_state_elements == max(state, single_head), plan.describe()
+        assert limits.min_seq_len <= limits.max_seq_len
