@@ -58,7 +58,7 @@ TIERS = (
          max_heads=8, seq_lens=((1, 8), (1, 8), (1, 8), (1, 9), (1, 16), (9, 24)), max_batch=4,
          max_cost=1 << 14),
     Tier("medium", 0.3, head_sizes=(16, 17, 32, 33, 48, 63, 64, 64, 65, 80, 96, 127, 128, 128, 129),
-         max_heads=16, seq_lens=((1, 8), (1, 8), (1, 16), (9, 24), (17, 32)), max_batch=4,
+         max_heads=32, seq_lens=((1, 8), (1, 8), (1, 16), (9, 24), (17, 32)), max_batch=4,
          max_cost=1 << 16),
     Tier("large", 0.1, head_sizes=(64, 64, 96, 128, 128, 128, 129, 160, 192, 193, 255, 256, 256),
          max_heads=32, seq_lens=((1, 8), (1, 8), (9, 16), (17, 64)), max_batch=4,
