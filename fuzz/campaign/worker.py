@@ -102,9 +102,11 @@ class Worker:
         plan = unit_plan(self.config, unit)
         started = time.monotonic()
         deadline = time.time() + swarm.UNIT_SECONDS if self.config.limits == SWARM else float("inf")
+        # invalid input is refused before any work: every backend checks it, however slow on valid cases
+        sit_out = frozenset() if resolve_property(unit.property).invalid_input else plan.sit_out
         result = run_unit(
             unit,
-            [b for b in self.backends_for(unit.property) if b.name not in plan.sit_out],
+            [b for b in self.backends_for(unit.property) if b.name not in sit_out],
             limits=plan.limits,
             settings=Settings(self.base, max_examples=plan.examples, database=database),
             on_example=self.on_example,
