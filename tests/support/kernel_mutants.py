@@ -61,28 +61,13 @@ class KernelMutant(WgpuDawnBackend):
         super().__init__(adapter)
 
 
-class GroupedKeyHeads(KernelMutant):
-    patch = PATCHES[0]
+def _mutant(class_name: str, patch: Patch) -> type[KernelMutant]:
+    return type(class_name, (KernelMutant,), {"patch": patch, "__module__": __name__,
+                                              "__doc__": f"The kernel on Dawn, wrong where {patch.region}."})
 
 
-class GqaInterleaved(KernelMutant):
-    patch = PATCHES[1]
-
-
-class ShortReduction(KernelMutant):
-    patch = PATCHES[2]
-
-
-class StaleGate(KernelMutant):
-    patch = PATCHES[3]
-
-
-class BatchAlias(KernelMutant):
-    patch = PATCHES[4]
-
-
-class TileStride(KernelMutant):
-    patch = PATCHES[5]
-
-
-MUTANTS = (GroupedKeyHeads, GqaInterleaved, ShortReduction, StaleGate, BatchAlias, TileStride)
+MUTANTS = tuple(_mutant(name, patch) for name, patch in zip(
+    ("GroupedKeyHeads", "GqaInterleaved", "ShortReduction", "StaleGate", "BatchAlias", "TileStride"), PATCHES,
+    strict=True))
+"""One backend class per patch; campaign workers import them as ``support.kernel_mutants:GroupedKeyHeads``..."""
+GroupedKeyHeads, GqaInterleaved, ShortReduction, StaleGate, BatchAlias, TileStride = MUTANTS
