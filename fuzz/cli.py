@@ -148,7 +148,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.campaign.campaign import CampaignConfig, run_campaign
     from fuzz.campaign.database import open_database
     from fuzz.campaign.resources import default_jobs
-    from fuzz.campaign.worker import probe
+    from fuzz.campaign.worker import NATIVE_LOG, probe
     from fuzz.engine.properties import PROPERTIES, resolve_property
 
     shard = _campaign_shard(args.shard, seeded=args.seed is not None)
@@ -163,7 +163,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     if args.database:
         _checked(open_database, args.database)
     try:
-        found = probe(names)
+        with environment.native_output_to(Path(args.out) / NATIVE_LOG):
+            found = probe(names)
     except KeyError as err:
         raise UsageError(err.args[0]) from err
     for name, reason in found.missing.items():

@@ -8,11 +8,19 @@ One function, used by the command line, the benchmark and the tests:
 
 Values already set by the caller are kept. Child processes (campaign workers, crash-isolated
 backends) inherit them.
+
+Native libraries write to file descriptor 2 directly (Dawn warns about its limits once per device:
+about 64 lines for a default campaign), where they would land between the progress lines.
+``native_output_to`` sends descriptor 2 to a log file, for a while or for a worker's whole life.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 
 def prepare() -> None:
@@ -20,3 +28,24 @@ def prepare() -> None:
     runtime = os.environ.setdefault("XDG_RUNTIME_DIR", f"/tmp/xdg-runtime-{os.getuid()}")
     os.makedirs(runtime, exist_ok=True)
     os.environ.setdefault("ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER", "1")
+
+
+def send_native_output(log: Path) -> None:
+    """From now on, this process's file descriptor 2 (and its children's) appends to ``log``."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    with open(log, "ab") as target:
+        os.dup2(target.fileno(), 2)
+
+
+@contextlib.contextmanager
+def native_output_to(log: Path) -> Iterator[None]:
+    """While the block runs, file descriptor 2 appends to ``log``; then it is restored."""
+    saved = os.dup(2)
+    try:
+        send_native_output(log)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)

@@ -34,12 +34,13 @@ from typing import Any
 import hypothesis
 import psutil
 
+from fuzz import environment
 from fuzz.campaign import coverage
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
 from fuzz.campaign.summary import Summary
 from fuzz.campaign.unit import UnitResult
-from fuzz.campaign.worker import Worker, init_worker, probe, run_in_worker
+from fuzz.campaign.worker import NATIVE_LOG, Worker, init_worker, probe, run_in_worker
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.findings import Finding
 
@@ -181,7 +182,8 @@ class Campaign:
         self.progress.tick()
 
     def _run_inline(self) -> None:
-        worker = Worker(self.config, self._count_inline, lambda: self.stop_time)
+        with environment.native_output_to(self.config.out / NATIVE_LOG):
+            worker = Worker(self.config, self._count_inline, lambda: self.stop_time)
         try:
             for unit in self._units():
                 self.absorb(*worker.run(unit))

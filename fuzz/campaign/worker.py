@@ -14,10 +14,12 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from hypothesis import settings as Settings
 
+from fuzz import environment
 from fuzz.backends import Backend, Unavailable, backend_class, create
 from fuzz.campaign import profiles, swarm
 from fuzz.campaign.database import UnitDatabase, open_database, shared_key
@@ -32,6 +34,9 @@ from fuzz.findings import Finding, PropertyFailure
 
 SWARM = "swarm"
 """``--limits swarm`` (the default): each unit draws its own slice of the contract (``fuzz.campaign.swarm``)."""
+
+NATIVE_LOG = "native.log"
+"""Under a campaign's ``--out``: what native libraries print in its processes (Dawn's limit warnings)."""
 
 LIMITS: dict[str, Callable[[], Limits]] = {
     "campaign": Limits.campaign, "ci": Limits.ci, "default": Limits.default, "big": Limits.big,
@@ -134,6 +139,7 @@ def init_worker(config: Any, counter: Any, stop: Any) -> None:
     """Process-pool initializer: Ctrl-C is the parent's business; build this process's backends once."""
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    environment.send_native_output(Path(config.out) / NATIVE_LOG)
 
     def count() -> None:
         with counter.get_lock():
