@@ -323,7 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "from tiny to real model sizes; the others are one fixed slice for every unit "
                    "(campaign: shapes from a small pool; big: head sizes up to 256)")
     p.add_argument("--examples-per-unit", type=_positive, default=50,
-                   help="Hypothesis examples per work unit (default 50; swarm units of large shapes run fewer)")
+                   help="Hypothesis examples per work unit (default 50; a swarm unit also stops drawing "
+                   "examples after 8 s unless it is shrinking a failure)")
     p.add_argument("--out", default="lafuzz-out", help="output directory (report, summary, corpus, database)")
     p.add_argument("--database", help="example database: a directory or redis://HOST:PORT "
                    "(default OUT/hypothesis-db)")
