@@ -8,8 +8,9 @@ draws the features masking a bug explores the rest of the space more deeply. Her
 - a size tier (``TIERS``): most units small and fast, some at the sizes real models use (head sizes
   of 64-256, up to 32 heads, prefill chunks of up to 64 tokens, batch up to 4), budgeted by cost: a
   tier caps state size times sequence length (so 32 heads come with small heads, d = 256 with few,
-  64 tokens with a small state), and a unit stops drawing examples after ``UNIT_SECONDS``;
-- within the tier, a pool of one to three head sizes weighted towards the sizes models use, odd and
+  64 tokens with a small state), and a unit stops drawing examples after ``UNIT_SECONDS``; the
+  first ``WARM_UP_ROUNDS`` keep to the small tier;
+- within the tier, a pool of one or two head sizes weighted towards the sizes models use, odd and
   non-power-of-two sizes, and sizes on both sides of each boundary of the kernel's geometry classes
   (``kernels.shader.KernelSpec``: rows per invocation change at 64, 128, 192; row groups double at
   4, 8, 16, 32; column tiles at powers of two up to 64);
