@@ -10,19 +10,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fuzz import environment
+from fuzz.usage import EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:
     from fuzz.campaign.shard import Shard
+    from fuzz.corpus.entry import CorpusError, Entry
 
-EXIT_USAGE = 2
+EXIT_REGRESSION = 1
+EXIT_UNREADABLE = EXIT_USAGE
+"""``lafuzz replay``'s status when an entry could not be read (the others are still replayed)."""
 DEFAULT_BUDGET_S = 180.0
 """The campaign's time budget when neither ``--time`` nor ``--examples`` is given."""
 AUTO_SHARD = "auto"
 """``--shard auto``: the shard from the environment of a CI or batch system (``Shard.from_environment``)."""
-
-
-class UsageError(Exception):
-    """A command was given something it cannot use (unknown name, bad URL, missing path): exit 2."""
 
 
 def _cmd_backends(args: argparse.Namespace) -> int:
@@ -198,27 +198,42 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     return summary.exit_status
 
 
-def _entries(paths: list[str], default_root: str):
-    """Corpus entries from entry directories or corpus roots (default: the whole corpus)."""
-    from fuzz.corpus import entry as corpus
+def _entry_dirs(paths: list[str], default_root: str) -> list[Path]:
+    """Entry directories named by entry directories or corpus roots (default: the whole corpus)."""
+    from fuzz.corpus.entry import DOCUMENT_KEY, entry_dirs
 
     found = []
     for path in map(Path, paths or [default_root]):
-        if (path / "entry.json").is_file():
-            found.append(corpus.read_entry(path))
+        if (path / DOCUMENT_KEY).is_file():
+            found.append(path)
         elif path.is_dir():
-            found.extend(corpus.read_entry(d) for d in corpus.entry_dirs(path))
-            found.extend(corpus.read_entry(d) for d in corpus.entry_dirs(path / "corpus"))
+            found.extend(entry_dirs(path))
+            found.extend(entry_dirs(path / "corpus"))
         else:
             raise UsageError(f"{path}: neither a corpus entry nor a corpus directory")
     return found
 
 
-def _cmd_replay(args: argparse.Namespace) -> int:
-    from fuzz.corpus.replay import NOW_FIXED, REGRESSION, STILL_FAILING, replay
+def _read_entries(directories: list[Path]) -> tuple[list[Entry], list[CorpusError]]:
+    """The entries that could be read, and the error of each one that could not."""
+    from fuzz.corpus.entry import CorpusError, read_entry
 
-    entries = [e for e in _entries(args.paths, args.corpus)
-               if not args.property or e.finding.property == args.property]
+    entries, unreadable = [], []
+    for directory in directories:
+        try:
+            entries.append(read_entry(directory))
+        except CorpusError as err:
+            unreadable.append(err)
+    return entries, unreadable
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from fuzz.corpus.replay import NOW_FIXED, REGRESSION, STILL_FAILING, replay, unreadable_line
+
+    entries, unreadable = _read_entries(_entry_dirs(args.paths, args.corpus))
+    for error in unreadable:
+        print(unreadable_line(error))
+    entries = [e for e in entries if not args.property or e.finding.property == args.property]
     backends, missing = _open_backends(_backend_names(args.backends))
     for name, reason in missing.items():
         print(f"[lafuzz] backend {name} not available: {reason}", file=sys.stderr)
@@ -232,9 +247,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
         if args.verbose or v.verdict in (REGRESSION, STILL_FAILING, NOW_FIXED):
             print(v.line())
-    print(f"replayed {len(entries)} entries, {len(verdicts)} checks: "
+    print(f"replayed {len(entries)} entries ({len(unreadable)} unreadable), {len(verdicts)} checks: "
           + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
-    return 1 if counts.get(REGRESSION) else 0
+    if unreadable:
+        return EXIT_UNREADABLE
+    return EXIT_REGRESSION if counts.get(REGRESSION) else 0
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:
@@ -242,10 +259,13 @@ def _cmd_repro(args: argparse.Namespace) -> int:
     from fuzz.corpus.replay import REGRESSION, STILL_FAILING, replay_entry
 
     path = Path(args.path)
-    if not (path / "entry.json").is_file():
+    if not (path / corpus.DOCUMENT_KEY).is_file():
         print(f"lafuzz repro: {path} is not a corpus entry directory (no entry.json)", file=sys.stderr)
         return EXIT_USAGE
-    entry = corpus.read_entry(path)
+    try:
+        entry = corpus.read_entry(path)
+    except corpus.CorpusError as err:
+        raise UsageError(str(err)) from err
     if args.property:
         entry.finding = entry.finding.with_(property=args.property)
     names = args.backends.split(",") if args.backends else list(entry.finding.backends)
@@ -262,7 +282,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
             b.close()
     for v in verdicts:
         print(v.line())
-    return 1 if any(v.verdict in (REGRESSION, STILL_FAILING) for v in verdicts) else 0
+    return EXIT_REGRESSION if any(v.verdict in (REGRESSION, STILL_FAILING) for v in verdicts) else 0
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
@@ -333,7 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run ORT in the worker itself (faster; a native crash then ends the campaign)")
     p.set_defaults(func=_cmd_campaign)
 
-    p = sub.add_parser("replay", help="re-check corpus entries; exit 1 on any regression")
+    replay_help = ("re-check corpus entries; exit 1 on any regression, 2 when an entry could not be read "
+                   "(each is named in one line; the others are still replayed)")
+    p = sub.add_parser("replay", help=replay_help, description=replay_help)
     p.add_argument("paths", nargs="*", help="entry directories or corpus roots (default: --corpus)")
     p.add_argument("--corpus", default="corpus")
     p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
@@ -342,7 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_replay)
 
     p = sub.add_parser("repro", help="re-run one corpus entry (a campaign's, a test failure's, the corpus's) and "
-                       "explain it")
+                       "explain it; exit 2 when it cannot be read")
     p.add_argument("path")
     p.add_argument("--property", help="check this property instead of the entry's")
     p.add_argument("--backends", help="comma-separated backends instead of the entry's")

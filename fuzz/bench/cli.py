@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fuzz import environment
+from fuzz.usage import EXIT_USAGE, UsageError
 
 from .protocol import FULL, QUICK
 from .report import markdown, write_outputs
@@ -21,7 +22,6 @@ from .runner import Options, run_benchmark
 from .workload import QUICK_SHAPE, REFERENCE_SHAPE, Shape
 
 EXIT_GATE_FAILED = 1
-EXIT_USAGE = 2
 QUICK_GROWTH_CALLS = 10
 
 
@@ -100,9 +100,13 @@ def options_from_args(args: argparse.Namespace) -> Options:
 
 
 def run_from_args(args: argparse.Namespace) -> int:
-    """Run the benchmark, write the outputs, print the report; 1 if a gate failed."""
+    """Run the benchmark, write the outputs, print the report; 1 if a gate failed (``UsageError`` for
+    inconsistent options, which each entry point's ``main`` prints as one line, exit 2)."""
     environment.prepare()
-    options = options_from_args(args)
+    try:
+        options = options_from_args(args)
+    except ValueError as err:
+        raise UsageError(str(err)) from err
     results = run_benchmark(options, log=lambda line: print(line, file=sys.stderr, flush=True))
     written = write_outputs(results, args.out)
     print(markdown(results))
@@ -125,6 +129,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return run_from_args(args)
-    except ValueError as err:
+    except UsageError as err:
         print(f"fuzz.bench: {err}", file=sys.stderr)
         return EXIT_USAGE

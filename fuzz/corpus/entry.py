@@ -26,8 +26,11 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import shutil
-from collections.abc import Iterator
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,34 @@ INLINE_LIMIT = 64
 EXPECTED_PREFIX = "expected/"
 DOCUMENT_KEY = "entry.json"
 """The name of the document inside a ``to_bytes`` archive."""
+NPZ = "arrays.npz"
+"""The only file besides ``entry.json`` that reading an entry opens (no field names another path)."""
+ARRAY_KINDS = "biuf"
+"""NumPy dtype kinds an entry may store (bool, integers, floats): nothing that needs pickling."""
+_NPY_HEADERS: dict[tuple[int, int], Callable[..., tuple[tuple[int, ...], bool, np.dtype]]] = {
+    (1, 0): np.lib.format.read_array_header_1_0,
+    (2, 0): np.lib.format.read_array_header_2_0,
+}
+
+
+class CorpusError(ValueError):
+    """A corpus entry that cannot be read: its ``entry.json`` or ``arrays.npz`` is missing, corrupt or
+    inconsistent. One line, ``<entry directory>: <what is wrong>``, so that replay can name the entry
+    and go on with the others."""
+
+    def __init__(self, where: Path | str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}")
+        self.where = Path(where)
+        self.problem = problem
+
+    @property
+    def name(self) -> str:
+        """``<property>/<id>`` as the entry's directory names it."""
+        return f"{self.where.parent.name}/{self.where.name}"
+
+
+class _Problem(Exception):
+    """What is wrong with an entry, before the boundary (``read_entry``...) names the entry."""
 
 
 @dataclass
@@ -109,9 +140,9 @@ def write_entry(root: Path, entry: Entry) -> Path:
     arrays = _all_arrays(entry)
     inline = _inline(arrays)
     if inline is None:
-        np.savez_compressed(staging / "arrays.npz", **arrays)
-    document = entry.to_json(inline if inline is not None else "arrays.npz")
-    (staging / "entry.json").write_text(json.dumps(document, indent=2, sort_keys=True, default=_plain) + "\n")
+        np.savez_compressed(staging / NPZ, **arrays)
+    document = entry.to_json(inline if inline is not None else NPZ)
+    (staging / DOCUMENT_KEY).write_text(json.dumps(document, indent=2, sort_keys=True, default=_plain) + "\n")
     shutil.rmtree(final, ignore_errors=True)
     staging.rename(final)
     return final
@@ -127,9 +158,135 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _npz(data: bytes) -> dict[str, np.ndarray]:
-    with np.load(io.BytesIO(data), allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
+def _field(document: dict[str, Any], name: str, kind: type | tuple[type, ...], required: bool = True) -> Any:
+    """``document[name]`` checked to be of ``kind`` (absent or null is allowed when not ``required``)."""
+    value = document.get(name)
+    if value is None and not required:
+        return None
+    if name not in document:
+        raise _Problem(f"{DOCUMENT_KEY}: missing field {name!r}")
+    if not isinstance(value, kind):
+        expected = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise _Problem(f"{DOCUMENT_KEY}: field {name!r} is {type(value).__name__}, expected {expected}")
+    return value
+
+
+def _plain_name(document: dict[str, Any], name: str) -> str:
+    """A field that becomes a directory name (``property``, ``id``): no separators, no ``..``."""
+    value = _field(document, name, str)
+    if not value or value in (".", "..") or "/" in value or "\\" in value:
+        raise _Problem(f"{DOCUMENT_KEY}: field {name!r} is {value!r}, not a plain name (it would leave the entry "
+                       "directory)")
+    return value
+
+
+def _check_document(document: Any) -> dict[str, Any]:
+    """The parsed ``entry.json`` checked field by field against the format (``_Problem`` if it is not)."""
+    if not isinstance(document, dict):
+        raise _Problem(f"{DOCUMENT_KEY}: not a JSON object")
+    if document.get("format") != FORMAT:
+        raise _Problem(f"{DOCUMENT_KEY}: format {document.get('format')!r}, expected {FORMAT!r}")
+    _plain_name(document, "id")
+    _plain_name(document, "property")
+    if not all(isinstance(b, str) for b in _field(document, "backends", list)):
+        raise _Problem(f"{DOCUMENT_KEY}: field 'backends' must list backend names")
+    kind = _field(document, "kind", str)
+    if kind not in {str(k) for k in Kind}:
+        raise _Problem(f"{DOCUMENT_KEY}: unknown kind {kind!r}")
+    _field(document, "signature", str)
+    case = _field(document, "case", dict)
+    _field(case, "attrs", dict)
+    for name, spec in _field(case, "inputs", dict).items():
+        _declared(spec, f"case input {name!r}")
+    arrays = _field(document, "arrays", (str, dict))
+    if isinstance(arrays, str) and arrays != NPZ:
+        raise _Problem(f"{DOCUMENT_KEY}: field 'arrays' names {arrays!r}; only {NPZ!r} next to {DOCUMENT_KEY} "
+                       "is read")
+    for name in ("expected", "seen", "provenance"):
+        _field(document, name, dict, required=False)
+    known = _field(document, "known_failure", dict, required=False)
+    if known is not None:
+        _field(known, "backend", str)
+    return document
+
+
+def _declared(spec: Any, what: str) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and dtype a ``{"shape", "dtype"}`` spec declares, checked before anything is allocated."""
+    if not isinstance(spec, dict):
+        raise _Problem(f"{DOCUMENT_KEY}: {what} is {type(spec).__name__}, expected an object")
+    shape = _field(spec, "shape", list)
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise _Problem(f"{DOCUMENT_KEY}: {what} has shape {shape}, expected non-negative integers")
+    return tuple(shape), _dtype(_field(spec, "dtype", str), what)
+
+
+def _dtype(name: str, what: str) -> np.dtype:
+    """``name`` as a plain numeric dtype (``_Problem`` for anything else, objects included)."""
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.kind not in ARRAY_KINDS:
+        raise _Problem(f"{what}: dtype {name!r} is not a numeric dtype")
+    return dtype
+
+
+def _match_case(stored: dict[str, tuple[tuple[int, ...], np.dtype]], case: dict[str, Any]) -> None:
+    """The stored inputs (name -> shape, dtype) are exactly those the case metadata declares."""
+    declared = {name: _declared(spec, f"case input {name!r}") for name, spec in case["inputs"].items()}
+    inputs = {name: v for name, v in stored.items() if not name.startswith(EXPECTED_PREFIX)}
+    if set(inputs) != set(declared):
+        raise _Problem(f"arrays {sorted(inputs)} do not match the case's inputs {sorted(declared)}")
+    for name, (shape, dtype) in inputs.items():
+        if (shape, dtype) != declared[name]:
+            want_shape, want_dtype = declared[name]
+            raise _Problem(f"array {name!r} is {dtype} {shape}, the case declares {want_dtype} {want_shape}")
+
+
+def _inline_arrays(stored: dict[str, Any], case: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The arrays written inline in ``entry.json``, each checked against its own spec and the case."""
+    declared = {name: _declared(spec, f"inline array {name!r}") for name, spec in stored.items()}
+    _match_case(declared, case)
+    arrays = {}
+    for name, (shape, dtype) in declared.items():
+        values = _field(stored[name], "values", list)
+        if len(values) != math.prod(shape):
+            raise _Problem(f"{DOCUMENT_KEY}: inline array {name!r} has {len(values)} values for shape {shape}")
+        try:
+            arrays[name] = np.asarray(values, dtype=np.float64).astype(dtype).reshape(shape)
+        except (TypeError, ValueError):
+            raise _Problem(f"{DOCUMENT_KEY}: inline array {name!r} holds values that are not numbers") from None
+    return arrays
+
+
+def _npz_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[tuple[int, ...], np.dtype]:
+    """One member's declared shape and dtype, checked to fit the bytes the member holds."""
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        if version not in _NPY_HEADERS:
+            raise _Problem(f"{NPZ}: {info.filename!r} has unsupported .npy version {version}")
+        shape, _, dtype = _NPY_HEADERS[version](member)
+        held = info.file_size - member.tell()
+    if dtype.kind not in ARRAY_KINDS:
+        raise _Problem(f"{NPZ}: {info.filename!r} has dtype {dtype}, not a numeric dtype")
+    needed = math.prod(shape) * dtype.itemsize
+    if needed != held:
+        raise _Problem(f"{NPZ}: {info.filename!r} declares {dtype} {shape} ({needed} bytes) but holds {held} bytes")
+    return shape, dtype
+
+
+def _npz(data: bytes, case: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+    """The arrays of an ``.npz`` archive, every header checked (and matched to ``case`` when given) before
+    any array is allocated."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            headers = {info.filename.removesuffix(".npy"): _npz_header(archive, info) for info in archive.infolist()}
+        if case is not None:
+            _match_case(headers, case)
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError) as err:
+        raise _Problem(f"{NPZ}: corrupt ({err})") from None
 
 
 def _from_stored(document: dict[str, Any], arrays: dict[str, np.ndarray]) -> Entry:
@@ -137,6 +294,15 @@ def _from_stored(document: dict[str, Any], arrays: dict[str, np.ndarray]) -> Ent
     expected = {k.removeprefix(EXPECTED_PREFIX): v for k, v in arrays.items() if k.startswith(EXPECTED_PREFIX)}
     inputs = {k: v for k, v in arrays.items() if not k.startswith(EXPECTED_PREFIX)}
     seen = document.get("seen") or {}
+    try:
+        return _entry_from(document, seen, inputs, expected)
+    except (KeyError, TypeError, ValueError) as err:
+        raise _Problem(f"{DOCUMENT_KEY}: inconsistent entry ({err})") from None
+
+
+def _entry_from(document: dict[str, Any], seen: dict[str, Any], inputs: dict[str, np.ndarray],
+                expected: dict[str, np.ndarray]) -> Entry:
+    """The ``Entry`` of a checked document; ``Case`` and ``Finding`` may still refuse what they hold."""
     finding = Finding(
         property=document["property"],
         backends=tuple(document["backends"]),
@@ -152,21 +318,46 @@ def _from_stored(document: dict[str, Any], arrays: dict[str, np.ndarray]) -> Ent
                  provenance=document.get("provenance") or {}, expected_arrays=expected)
 
 
+def _read_document(directory: Path) -> dict[str, Any]:
+    """``entry.json`` of ``directory``, parsed and checked against the format."""
+    try:
+        text = (directory / DOCUMENT_KEY).read_text()
+    except FileNotFoundError:
+        raise _Problem(f"{DOCUMENT_KEY}: missing") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise _Problem(f"{DOCUMENT_KEY}: unreadable ({err})") from None
+    return _check_document(_parse(text))
+
+
+def _parse(text: str) -> Any:
+    """``entry.json``'s text as JSON; a truncated file is the usual cause of invalid JSON."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise _Problem(f"{DOCUMENT_KEY}: invalid JSON at line {err.lineno} (truncated?)") from None
+
+
+def _read_npz(directory: Path, case: dict[str, Any]) -> dict[str, np.ndarray]:
+    """``arrays.npz`` next to ``entry.json`` (the one other file an entry may have)."""
+    try:
+        data = (directory / NPZ).read_bytes()
+    except FileNotFoundError:
+        raise _Problem(f"{NPZ}: missing") from None
+    except OSError as err:
+        raise _Problem(f"{NPZ}: unreadable ({err})") from None
+    return _npz(data, case)
+
+
 def read_entry(directory: Path) -> Entry:
-    """Read one entry directory; raises ``ValueError`` naming the file for an unknown format."""
+    """Read one entry directory; every way it can be bad raises ``CorpusError`` naming the directory."""
     directory = Path(directory)
-    document = json.loads((directory / "entry.json").read_text())
-    if document.get("format") != FORMAT:
-        raise ValueError(f"{directory / 'entry.json'}: format {document.get('format')!r}, expected {FORMAT!r}")
-    stored = document["arrays"]
-    if stored == "arrays.npz":
-        arrays = _npz((directory / "arrays.npz").read_bytes())
-    else:
-        arrays = {
-            name: np.asarray(spec["values"], dtype=np.float64).astype(spec["dtype"]).reshape(spec["shape"])
-            for name, spec in stored.items()
-        }
-    return _from_stored(document, arrays)
+    try:
+        document = _read_document(directory)
+        stored, case = document["arrays"], document["case"]
+        arrays = _read_npz(directory, case) if stored == NPZ else _inline_arrays(stored, case)
+        return _from_stored(document, arrays)
+    except _Problem as problem:
+        raise CorpusError(directory, str(problem)) from None
 
 
 def to_bytes(entry: Entry) -> bytes:
@@ -178,10 +369,16 @@ def to_bytes(entry: Entry) -> bytes:
 
 
 def from_bytes(value: bytes) -> Entry:
-    """The inverse of ``to_bytes``."""
-    arrays = _npz(value)
-    document = json.loads(arrays.pop(DOCUMENT_KEY).tobytes())
-    return _from_stored(document, arrays)
+    """The inverse of ``to_bytes``; a bad archive raises ``CorpusError``."""
+    try:
+        arrays = _npz(value)
+        if DOCUMENT_KEY not in arrays:
+            raise _Problem(f"no {DOCUMENT_KEY} in the archive")
+        document = _check_document(_parse(arrays.pop(DOCUMENT_KEY).tobytes().decode(errors="replace")))
+        _match_case({name: (a.shape, a.dtype) for name, a in arrays.items()}, document["case"])
+        return _from_stored(document, arrays)
+    except _Problem as problem:
+        raise CorpusError("archive", str(problem)) from None
 
 
 def entry_dirs(root: Path) -> Iterator[Path]:
@@ -200,10 +397,14 @@ def load(root: Path) -> list[Entry]:
 
 
 def marks(root: Path) -> dict[str, KnownMark]:
-    """Entry id -> ``known_failure`` mark, for every marked entry under ``root`` (reads no arrays)."""
+    """Entry id -> ``known_failure`` mark, for every marked entry under ``root`` (reads no arrays;
+    ``CorpusError`` for an unreadable ``entry.json``)."""
     found = {}
     for directory in entry_dirs(root):
-        document = json.loads((directory / "entry.json").read_text())
+        try:
+            document = _read_document(directory)
+        except _Problem as problem:
+            raise CorpusError(directory, str(problem)) from None
         mark = KnownMark.from_json(document.get("known_failure"))
         if mark is not None:
             found[document["id"]] = mark

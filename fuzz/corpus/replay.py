@@ -10,6 +10,9 @@ outputs. Each check ends in one verdict:
 - ``still failing`` / ``now fixed``: the failure is known (``fuzz.corpus.known_issues.Classifier``:
   a documented issue, or the entry's own ``known_failure`` mark) and is (or, for a marked entry,
   is no longer) there.
+
+An entry that cannot be read (``fuzz.corpus.entry.CorpusError``) is not replayed: ``unreadable_line``
+names it in the same column layout.
 """
 
 from __future__ import annotations
@@ -20,13 +23,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from fuzz.backends import Backend, Capabilities, Unsupported
-from fuzz.corpus.entry import Entry
+from fuzz.corpus.entry import CorpusError, Entry
 from fuzz.corpus.known_issues import Classifier
 from fuzz.engine.case import Case
 from fuzz.engine.properties import resolve_property
 from fuzz.findings import PropertyFailure
 
 PASS, REGRESSION, STILL_FAILING, NOW_FIXED, SKIPPED = "pass", "regression", "still failing", "now fixed", "skipped"
+UNREADABLE = "unreadable"
+VERDICT_WIDTH = 13
+"""The width of the verdict column of replay's lines."""
 
 
 class StoredBackend(Backend):
@@ -57,8 +63,14 @@ class Verdict:
     detail: str = ""
 
     def line(self) -> str:
-        head = f"{self.verdict:<13} {self.entry.finding.property}/{self.entry.id} [{', '.join(self.backends)}]"
+        name = f"{self.entry.finding.property}/{self.entry.id}"
+        head = f"{self.verdict:<{VERDICT_WIDTH}} {name} [{', '.join(self.backends)}]"
         return f"{head}: {self.detail}" if self.detail else head
+
+
+def unreadable_line(error: CorpusError) -> str:
+    """One line naming an entry that could not be read, and why (``unreadable  <property>/<id>: ...``)."""
+    return f"{UNREADABLE:<{VERDICT_WIDTH}} {error.name}: {error.problem}"
 
 
 def _judge(entry: Entry, backends: list[Backend]) -> Verdict:

@@ -151,3 +151,14 @@ def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
     assert {(r["dtype"], r["T"]) for r in results["ort_comparison"]} == {(d, t) for d, t, w in measured if w == 0}
     assert (tmp_path / "report.md").read_text().count("PASS") >= len(memory)
     assert (tmp_path / "latency_vs_window.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("prefix", [["bench"], []], ids=["lafuzz bench", "python -m fuzz.bench"])
+def test_bad_options_are_one_line_and_exit_2(tmp_path: Path, capsys, prefix: list[str]) -> None:
+    """``--windows 9`` is outside 0..8: both entry points print one line (no traceback) and exit 2."""
+    from fuzz.cli import main as lafuzz_main
+
+    entry = lafuzz_main if prefix else main
+    assert entry([*prefix, "--windows", "9", "--quick", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("windows must be in 0..8 and sequence lengths >= 1\n") and err.count("\n") == 1
