@@ -26,7 +26,7 @@ from fuzz.campaign.database import UnitDatabase, open_database, shared_key
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.swarm import UnitPlan
 from fuzz.campaign.unit import CountingBackend, UnitResult, run_unit
-from fuzz.corpus.entry import Entry, from_bytes, marks, to_bytes
+from fuzz.corpus.entry import CorpusError, Entry, from_bytes, marks, to_bytes
 from fuzz.corpus.known_issues import Classifier
 from fuzz.engine.properties import resolve_property
 from fuzz.engine.strategies import Limits
@@ -84,7 +84,8 @@ class Worker:
         return self._isolated
 
     def shared_findings(self, property_name: str) -> list[Finding]:
-        """Re-check the cases other shards published for this property; return those that fail here."""
+        """Re-check the cases other shards published for this property; return those that fail here
+        (a value that is not a readable entry, e.g. written by another version, is skipped)."""
         found = []
         prop = resolve_property(property_name)
         for value in list(self.database.fetch(shared_key(property_name, self.names))):
@@ -92,7 +93,10 @@ class Worker:
             if digest in self.seen_shared:
                 continue
             self.seen_shared.add(digest)
-            case = from_bytes(value).finding.case
+            try:
+                case = from_bytes(value).finding.case
+            except CorpusError:
+                continue
             try:
                 prop.check(case, self.backends_for(property_name))
             except PropertyFailure as failure:

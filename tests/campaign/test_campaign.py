@@ -174,3 +174,18 @@ def test_ctrl_c_stops_running_units_and_keeps_their_results(tmp_path):
     assert process.returncode == EXIT_INTERRUPTED, output[-2000:]
     assert summary.units_abandoned == 0 and summary.examples > 0, output[-2000:]
     assert not [f for f in summary.findings if not f["known_failure"]], "an interrupted worker read as a finding"
+
+
+def test_a_corrupt_shared_finding_is_skipped(tmp_path):
+    """A value in the shared database that is not a readable entry (another version's, a torn write)
+    neither stops the worker nor reads as a finding."""
+    from fuzz.campaign.database import shared_key
+    from fuzz.campaign.worker import Worker
+
+    config = CampaignConfig(properties=["backends-agree"], backends=["oracle"], out=tmp_path, known_corpus=None)
+    worker = Worker(config)
+    try:
+        worker.database.save(shared_key("backends-agree", worker.names), b"not an entry")
+        assert worker.shared_findings("backends-agree") == []
+    finally:
+        worker.close()
