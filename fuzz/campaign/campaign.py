@@ -65,8 +65,8 @@ class CampaignConfig:
     known_corpus: Path | None = Path("corpus")
     """Where findings already marked as known failures are looked up."""
     isolate: bool = True
-    """Run the ORT backends in crash-isolated worker processes for invalid input
-    (``fuzz.explore.ISOLATED_PROPERTIES``)."""
+    """Run the ``crash_prone`` backends (the ORT ones) in crash-isolated worker processes for the
+    properties that feed invalid input (``Property.invalid_input``)."""
     unavailable: dict[str, str] = field(default_factory=dict)
     """Requested backends this machine lacks, with the reason (reported, not run)."""
 
