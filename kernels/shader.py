@@ -60,10 +60,15 @@ class KernelSpec:
     @classmethod
     def for_dims(cls, dims: Dims) -> KernelSpec:
         """The geometry class of a validated call."""
-        rows = ROW_QUANTUM * -(-dims.d_k // (MAX_ROW_GROUPS * ROW_QUANTUM))
-        groups = _next_power_of_two(-(-dims.d_k // rows))
-        columns = min(_next_power_of_two(dims.d_v), MAX_COLUMNS, MAX_INVOCATIONS // groups)
-        return cls(dtype=str(dims.dtype), rows_per_thread=rows, row_groups=groups, columns=columns)
+        return cls.for_sizes(str(dims.dtype), dims.d_k, dims.d_v)
+
+    @classmethod
+    def for_sizes(cls, dtype: str, d_k: int, d_v: int) -> KernelSpec:
+        """The geometry class of a call of these head sizes."""
+        rows = ROW_QUANTUM * -(-d_k // (MAX_ROW_GROUPS * ROW_QUANTUM))
+        groups = _next_power_of_two(-(-d_k // rows))
+        columns = min(_next_power_of_two(d_v), MAX_COLUMNS, MAX_INVOCATIONS // groups)
+        return cls(dtype=dtype, rows_per_thread=rows, row_groups=groups, columns=columns)
 
     def workgroups(self, dims: Dims) -> tuple[int, int, int]:
         """The dispatch size of a call: (tiles of d_v, kv heads, batch)."""

@@ -22,10 +22,7 @@ MAX_HEAD_DIM = 256
 
 
 def _spec(d_k: int, d_v: int) -> KernelSpec:
-    dims = Dims(batch=1, seq_len=1, q_heads=1, kv_heads=1, key_heads=1, d_k=d_k, d_v=d_v, state_window=0,
-                update_rule="linear", scale=1.0, dtype="float32", has_past=False, decay_per_row=None,
-                beta_shared=None)
-    return KernelSpec.for_dims(dims)
+    return KernelSpec.for_sizes("float32", d_k, d_v)
 
 
 @cache
