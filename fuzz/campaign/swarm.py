@@ -26,6 +26,7 @@ units the campaign covers the contract.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
@@ -105,6 +106,8 @@ class UnitPlan:
     examples: int
     sit_out: frozenset[str] = frozenset()
     """Backends of ``SLOW_BACKENDS`` this unit leaves out."""
+    seconds: float = math.inf
+    """Wall time after which the unit stops drawing examples (``UNIT_SECONDS`` for a swarm unit)."""
 
     def describe(self) -> str:
         """One line for logs and the report."""
@@ -168,4 +171,4 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
         rules=_subset(rng, UPDATE_RULES, keep_all=0.5), decay_per_row=_subset(rng, (False, True), keep_all=0.5),
         beta_shared=_subset(rng, (False, True), keep_all=0.5),
     )
-    return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out)
+    return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS)

@@ -110,7 +110,6 @@ class Worker:
         database = UnitDatabase(self.database, f"lafuzz/unit/{unit.key}/{','.join(self.names)}")
         plan = unit_plan(self.config, unit)
         started = time.monotonic()
-        deadline = time.time() + swarm.UNIT_SECONDS if self.config.limits == SWARM else float("inf")
         # invalid input is refused before any work: every backend checks it, however slow on valid cases
         sit_out = frozenset() if resolve_property(unit.property).invalid_input else plan.sit_out
         result = run_unit(
@@ -120,7 +119,7 @@ class Worker:
             settings=Settings(self.base, max_examples=plan.examples, database=database),
             on_example=self.on_example,
             stop_at=self.stop_at,
-            budget_at=deadline,
+            budget_at=time.time() + plan.seconds,
             classifier=self.classifier,
             shrunk_issues=self.shrunk_issues,
         )
