@@ -93,6 +93,7 @@ class Campaign:
         self.stopped_units = 0
         self.abandoned_units = 0
         self.backend_calls: Counter = Counter()
+        self.window_calls: Counter = Counter()
         self.coverage: Counter = Counter()
         self.ratios: dict[str, Counter] = {}
         self.parts: dict[str, list[float]] = {}
@@ -144,6 +145,7 @@ class Campaign:
         self.tiers.setdefault(result.tier, Counter()).update(units=1, examples=result.examples,
                                                              milliseconds=round(result.seconds * 1000))
         self.backend_calls.update(result.backend_calls)
+        self.window_calls.update(result.window_calls)
         self.coverage.update(result.coverage)
         self.known_cases.update(result.known)
         self.ratios.setdefault(result.unit.property, Counter()).update(result.ratios)
@@ -284,6 +286,7 @@ class Campaign:
             checked_examples=self.results_examples,
             cases_per_second=round(self.results_examples / elapsed, 1) if elapsed else 0.0,
             backend_calls=dict(self.backend_calls),
+            window_calls=dict(self.window_calls),
             peak_rss_mib=round(self.progress.peak_rss_mib, 1),
             rss_samples=self.progress.rss_samples,
             coverage=coverage.table(self.coverage),

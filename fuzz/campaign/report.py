@@ -211,9 +211,9 @@ def render_html(summary: Summary) -> str:
         ], ["what", "value"]),
         "<h2>Backends</h2>",
         _table([[name, b["device"], ", ".join(f"{k} {v}" for k, v in b["versions"].items()), b["window"],
-                 ",".join(b["dtypes"]), summary.backend_calls.get(name, 0)]
+                 ",".join(b["dtypes"]), summary.backend_calls.get(name, 0), summary.window_calls.get(name, 0)]
                 for name, b in summary.backends.items()],
-               ["backend", "adapter / device", "versions", "window", "dtypes", "calls"]),
+               ["backend", "adapter / device", "versions", "window", "dtypes", "calls", "calls with W > 0"]),
     ]
     if summary.unavailable:
         parts.append(_table([[k, v] for k, v in summary.unavailable.items()], ["not available", "why"]))

@@ -74,6 +74,8 @@ class Summary:
     findings: list[dict[str, Any]]
     database_keys: list[str]
     merged_from: int = 1
+    window_calls: dict[str, int] = field(default_factory=dict)
+    """Backend name -> its calls with ``W > 0`` (natively or in prefix mode: ``backends[name]["window"]``)."""
     database_values_copied: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -135,7 +137,8 @@ class Summary:
         for s in summaries:
             for part, ratios in s.error_ratios.items():
                 merged.error_ratios.setdefault(part, []).extend(ratios)
-        for name in ("backend_calls", "coverage", "per_property", "per_tier", "ratio_histogram", "known_cases"):
+        for name in ("backend_calls", "window_calls", "coverage", "per_property", "per_tier", "ratio_histogram",
+                     "known_cases"):
             total: dict[str, Any] = {}
             for s in summaries:
                 _sum_nested(total, getattr(s, name))

@@ -49,22 +49,25 @@ from fuzz.findings import Finding, Kind, PropertyFailure
 
 class CountingBackend(Backend):
     """Delegates to ``inner`` and counts its calls (what "cases run" means per backend; a chain counts
-    each of its calls)."""
+    each of its calls), and among them the calls with ``W > 0``."""
 
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
         self.name = inner.name
         self.calls = 0
+        self.window_calls = 0
 
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities()
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         self.calls += 1
+        self.window_calls += case.state_window > 0
         return self.inner.run(case)
 
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
         self.calls += chain.calls
+        self.window_calls += chain.calls * (case.state_window > 0)
         return self.inner.run_chain(case, chain)
 
     def close(self) -> None:
@@ -87,6 +90,8 @@ class UnitResult:
     checked: int = 0
     """Examples that compared something (0 means the unit was vacuous for these backends)."""
     backend_calls: dict[str, int] = field(default_factory=dict)
+    window_calls: dict[str, int] = field(default_factory=dict)
+    """Backend -> its calls with ``W > 0`` (served natively or in prefix mode, as its capabilities say)."""
     coverage: Counter = field(default_factory=Counter)
     ratios: Counter = field(default_factory=Counter)
     """Examples per decade of their worst error/tolerance ratio (``ratio_bucket``)."""
@@ -162,7 +167,7 @@ def run_unit(
     counted = [b if isinstance(b, CountingBackend) else CountingBackend(b) for b in backends]
     result = UnitResult(unit)
     shrunk = shrunk_issues if shrunk_issues is not None else set()
-    before = {b.name: b.calls for b in counted}
+    before = {b.name: (b.calls, b.window_calls) for b in counted}
     last: list[Case] = []
     chasing: list[str] = []
     """The documented issue this unit is shrinking (at most one)."""
@@ -228,7 +233,8 @@ def run_unit(
             raise
         result.finding = _harness_error(unit, counted, error, last[0])
     finally:
-        result.backend_calls = {b.name: b.calls - before[b.name] for b in counted}
+        result.backend_calls = {b.name: b.calls - before[b.name][0] for b in counted}
+        result.window_calls = {b.name: b.window_calls - before[b.name][1] for b in counted}
         database = settings.database
         if database is not None and hasattr(database, "keys_used"):
             result.database_keys = set(database.keys_used)

@@ -126,6 +126,9 @@ def test_real_backends_short_campaign(tmp_path):
     summary = run_campaign(config, Progress(interval=60), backend_info=found.described)
     assert summary.checked_examples >= 2 and summary.units == 2
     assert set(summary.backends) == set(config.backends)
+    for name, calls in summary.backend_calls.items():
+        assert 0 <= summary.window_calls[name] <= calls, (name, summary.window_calls)
+    assert summary.window_calls["oracle"] > 0, "leading-zeros draws W > 0 only, yet no window call was counted"
     new = [f for f in summary.findings if not f["known_failure"]]
     assert summary.exit_status == (1 if new else 0), new
 
