@@ -2,8 +2,11 @@
 # Runs on the GPU machine (no network, Python 3.12 with numpy, onnx, onnxruntime, hypothesis,
 # pytest, matplotlib preinstalled): installs the carried wheels and Vulkan loader, lists the
 # backends, runs the correctness tests on the real GPU, then the full benchmark.
-# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all|large|campaign]
+# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all|large|campaign|cuda]
 #   large: the kernel against ORT's EP where device time dominates the host path (T = 64, B = 1 and 4)
+#   cuda: the CUDA EP live (onnxruntime-gpu, carried in parts by scripts/gpu_cuda_parts.sh and
+#         stashed in $CUDA_PARTS by earlier runs): its tests, the 64 CUDA reference cases replayed
+#         against it, and a campaign with every backend
 set -uo pipefail
 out=${1:?output directory}; what=${2:-all}
 mkdir -p "$out"
@@ -11,6 +14,15 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+if [ "$what" = cuda ]; then
+  parts=${CUDA_PARTS:-/tmp/ort-gpu-parts}
+  mkdir -p "$parts" && cp .ort-gpu/parts/* "$parts"/ 2>/dev/null
+  (cd "$parts" && sha256sum -c SHA256SUMS) || exit 1
+  cat "$parts"/part.* | python3 -c "import sys, tarfile; tarfile.open(fileobj=sys.stdin.buffer, mode='r|xz').extractall('/tmp/ort-gpu')"
+  export PYTHONPATH=/tmp/ort-gpu:$PYTHONPATH
+  for d in /opt/torch/.venv/lib/python3.12/site-packages/nvidia/*/lib; do LD_LIBRARY_PATH=$d:${LD_LIBRARY_PATH:-}; done
+  export LD_LIBRARY_PATH LAFUZZ_CUDA_REFERENCE=$PWD/.cuda-reference
+fi
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 export XDG_RUNTIME_DIR=/tmp/xdg-runtime; mkdir -p "$XDG_RUNTIME_DIR"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
@@ -35,4 +47,18 @@ fi
 if [ "$what" = large ] || [ "$what" = all ]; then
   python3 -m fuzz.bench --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 4 \
     --out "$out/large" 2>&1 | tee "$out/large.txt"
+fi
+if [ "$what" = cuda ]; then
+  python3 -m pytest -q -p no:cacheprovider tests/backends/test_ort_cuda.py tests/corpus/test_cuda_reference.py \
+    --tb=short -rfEs > "$out/cuda-tests.txt" 2>&1; tail -8 "$out/cuda-tests.txt"
+  python3 -m fuzz.cli import-cuda --corpus /tmp/cuda-corpus | tee "$out/cuda-replay.txt"
+  for set in ort-cuda oracle,wgpu,wgpu-dawn,ort-cuda,ort-webgpu; do
+    echo "== lafuzz replay /tmp/cuda-corpus --backends $set" | tee -a "$out/cuda-replay.txt"
+    python3 -m fuzz.cli replay /tmp/cuda-corpus --backends $set -v 2>&1 | grep -v '^Warning' >> "$out/cuda-replay.txt"
+    tail -1 "$out/cuda-replay.txt"
+  done
+  python3 -m fuzz.cli campaign --time 150s -j 8 --out /tmp/campaign-cuda 2>&1 | tr '\r' '\n' | tail -8 \
+    | tee "$out/cuda-campaign.txt"
+  cp /tmp/campaign-cuda/summary.json "$out/cuda-campaign-summary.json" 2>/dev/null
+  cp /tmp/campaign-cuda/report.html "$out/cuda-campaign-report.html" 2>/dev/null
 fi
