@@ -9,7 +9,7 @@
 # .gl, .cuda-reference and the last part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PART_MB=${PART_MB:-56}
+PART_MB=${PART_MB:-46}
 for p in /.ort-gpu/ /.cuda-reference/; do grep -qx "$p" .git/info/exclude || echo "$p" >> .git/info/exclude; done
 work=$(mktemp -d)
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \

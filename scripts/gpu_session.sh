@@ -57,8 +57,27 @@ if [ "$what" = cuda ]; then
     python3 -m fuzz.cli replay /tmp/cuda-corpus --backends $set -v 2>&1 | grep -v '^Warning' >> "$out/cuda-replay.txt"
     tail -1 "$out/cuda-replay.txt"
   done
-  python3 -m fuzz.cli campaign --time 150s -j 8 --out /tmp/campaign-cuda 2>&1 | tr '\r' '\n' | tail -8 \
-    | tee "$out/cuda-campaign.txt"
+  python3 - > "$out/cuda-isolation.txt" 2>&1 <<'PY'
+import traceback
+from fuzz import environment
+from fuzz.backends import create
+environment.prepare()
+for isolate in (False, True):
+    try:
+        backend = create("ort-webgpu", isolate=isolate)
+        print("isolate", isolate, backend.capabilities().to_json())
+        backend.close()
+    except Exception:
+        traceback.print_exc()
+PY
+  grep -v '^Warning' "$out/cuda-isolation.txt" | tail -5
+  python3 -m fuzz.cli campaign --time 120s -j 8 --out /tmp/campaign-cuda 2>&1 | tr '\r' '\n' \
+    > "$out/cuda-campaign.txt"; tail -4 "$out/cuda-campaign.txt"
+  if ! grep -q "calls per backend" "$out/cuda-campaign.txt"; then  # without the WebGPU EP's crash isolation
+    python3 -m fuzz.cli campaign --time 120s -j 8 --backends oracle,ort-cpu,ort-cuda,wgpu,wgpu-dawn \
+      --out /tmp/campaign-cuda 2>&1 | tr '\r' '\n' > "$out/cuda-campaign-no-webgpu.txt"
+    tail -4 "$out/cuda-campaign-no-webgpu.txt"
+  fi
   cp /tmp/campaign-cuda/summary.json "$out/cuda-campaign-summary.json" 2>/dev/null
   cp /tmp/campaign-cuda/report.html "$out/cuda-campaign-report.html" 2>/dev/null
 fi

@@ -302,8 +302,9 @@ class OrtBackend(Backend):
         The second call's ``past_state`` is the device value the first call wrote (no host round
         trip); with ``case.aliased`` each call binds its state value as both ``past_state`` and
         ``present_state``. Returns the concatenated output and the final state, which must equal
-        a single ``run(case)``. At ``W > 0`` the whole window written by the first call is passed
-        on (only its slot ``W-1`` is read), so this needs a native window.
+        a single ``run(case)``, except that a second call of fewer than ``W`` tokens writes zeros
+        in its leading slots (SPEC: ``T < W``). At ``W > 0`` the whole window written by the first
+        call is passed on (only its slot ``W-1`` is read), so this needs a native window.
         """
         if not 1 <= split < case.seq_len:
             raise ValueError(f"run_continued: split must be in [1, {case.seq_len - 1}], got {split}")

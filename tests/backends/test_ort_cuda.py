@@ -7,7 +7,7 @@ import pytest
 from support.ort_cases import fixed_case
 
 from fuzz.backends import Unavailable, create
-from fuzz.engine.compare import assert_agrees_with_oracle
+from fuzz.engine.compare import assert_agrees_with_oracle, assert_results_agree
 
 
 def _cuda():
@@ -34,4 +34,20 @@ def test_native_window_agrees_with_oracle(window):
         case = fixed_case(rule, dtype, window=window)
         assert_agrees_with_oracle(case, backend.run(case), label="ort-cuda")
         assert_agrees_with_oracle(case, backend.run(case.with_(aliased=True)), label="ort-cuda aliased")
-        assert_agrees_with_oracle(case, backend.run_continued(case, 2), label="ort-cuda continued", resumed_at=2)
+        # a second call of at least W tokens writes every slot: the two calls end where one call ends
+        long = fixed_case(rule, dtype, window=window, seq_len=window + 2)
+        assert_agrees_with_oracle(long, backend.run_continued(long, 2), label="ort-cuda continued", resumed_at=2)
+
+
+def test_short_second_call_zeroes_its_leading_slots():
+    """SPEC: a call with ``T < W`` writes exact zeros in its leading ``W - T`` slots, whatever the window it
+    was seeded from held; its other slots and the output are the one call's."""
+    backend = _cuda()
+    case = fixed_case("gated_delta", window=8, seq_len=7)
+    output, state = backend.run_continued(case, 4)
+    assert not state[:5].any(), "a 3-token call left non-zero values in its 5 leading slots"
+    whole_output, whole_state = backend.run(case)
+    expected = whole_state.copy()
+    expected[:5] = 0
+    assert_results_agree(case, (output, state), (whole_output, expected), labels=("two calls", "one call"),
+                         resumed_at=4)
