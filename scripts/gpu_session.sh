@@ -49,35 +49,27 @@ if [ "$what" = large ] || [ "$what" = all ]; then
     --out "$out/large" 2>&1 | tee "$out/large.txt"
 fi
 if [ "$what" = cuda ]; then
-  python3 -m pytest -q -p no:cacheprovider tests/backends/test_ort_cuda.py tests/corpus/test_cuda_reference.py \
-    --tb=short -rfEs > "$out/cuda-tests.txt" 2>&1; tail -8 "$out/cuda-tests.txt"
-  python3 -m fuzz.cli import-cuda --corpus /tmp/cuda-corpus | tee "$out/cuda-replay.txt"
-  for set in ort-cuda oracle,wgpu,wgpu-dawn,ort-cuda,ort-webgpu; do
-    echo "== lafuzz replay /tmp/cuda-corpus --backends $set" | tee -a "$out/cuda-replay.txt"
-    python3 -m fuzz.cli replay /tmp/cuda-corpus --backends $set -v 2>&1 | grep -v '^Warning' >> "$out/cuda-replay.txt"
-    tail -1 "$out/cuda-replay.txt"
-  done
-  python3 - > "$out/cuda-isolation.txt" 2>&1 <<'PY'
-import traceback
-from fuzz import environment
-from fuzz.backends import create
-environment.prepare()
-for isolate in (False, True):
-    try:
-        backend = create("ort-webgpu", isolate=isolate)
-        print("isolate", isolate, backend.capabilities().to_json())
-        backend.close()
-    except Exception:
-        traceback.print_exc()
-PY
-  grep -v '^Warning' "$out/cuda-isolation.txt" | tail -5
-  python3 -m fuzz.cli campaign --time 120s -j 8 --out /tmp/campaign-cuda 2>&1 | tr '\r' '\n' \
-    > "$out/cuda-campaign.txt"; tail -4 "$out/cuda-campaign.txt"
-  if ! grep -q "calls per backend" "$out/cuda-campaign.txt"; then  # without the WebGPU EP's crash isolation
-    python3 -m fuzz.cli campaign --time 120s -j 8 --backends oracle,ort-cpu,ort-cuda,wgpu,wgpu-dawn \
-      --out /tmp/campaign-cuda 2>&1 | tr '\r' '\n' > "$out/cuda-campaign-no-webgpu.txt"
-    tail -4 "$out/cuda-campaign-no-webgpu.txt"
+  # steps: $CUDA_STEPS (default all): tests replay campaign; campaign options: $CUDA_CAMPAIGN
+  steps=${CUDA_STEPS:-tests replay campaign}
+  if [[ " $steps " == *" tests "* ]]; then
+    python3 -m pytest -q -p no:cacheprovider tests/backends/test_ort_cuda.py tests/corpus/test_cuda_reference.py \
+      --tb=short -rfEs > "$out/cuda-tests.txt" 2>&1; tail -8 "$out/cuda-tests.txt"
   fi
-  cp /tmp/campaign-cuda/summary.json "$out/cuda-campaign-summary.json" 2>/dev/null
-  cp /tmp/campaign-cuda/report.html "$out/cuda-campaign-report.html" 2>/dev/null
+  if [[ " $steps " == *" replay "* ]]; then
+    python3 -m fuzz.cli import-cuda --corpus /tmp/cuda-corpus | tee "$out/cuda-replay.txt"
+    for set in ort-cuda oracle,wgpu,wgpu-dawn,ort-cuda,ort-webgpu; do
+      echo "== lafuzz replay /tmp/cuda-corpus --backends $set" | tee -a "$out/cuda-replay.txt"
+      python3 -m fuzz.cli replay /tmp/cuda-corpus --backends $set -v 2>&1 | grep -v '^Warning' >> "$out/cuda-replay.txt"
+      tail -1 "$out/cuda-replay.txt"
+    done
+  fi
+  if [[ " $steps " == *" campaign "* ]]; then
+    rm -rf /tmp/campaign-cuda
+    # shellcheck disable=SC2086
+    python3 -m fuzz.cli campaign ${CUDA_CAMPAIGN:---time 120s -j 8} --out /tmp/campaign-cuda 2>&1 | tr '\r' '\n' \
+      > "$out/cuda-campaign.txt"; tail -4 "$out/cuda-campaign.txt"
+    mkdir -p "$out/cuda-campaign"
+    cp -r /tmp/campaign-cuda/summary.json /tmp/campaign-cuda/report.html /tmp/campaign-cuda/corpus \
+      /tmp/campaign-cuda/native.log "$out/cuda-campaign/" 2>/dev/null
+  fi
 fi

@@ -94,6 +94,7 @@ class Campaign:
         self.abandoned_units = 0
         self.backend_calls: Counter = Counter()
         self.window_calls: Counter = Counter()
+        self.lost: dict[str, str] = {}
         self.coverage: Counter = Counter()
         self.ratios: dict[str, Counter] = {}
         self.parts: dict[str, list[float]] = {}
@@ -157,6 +158,11 @@ class Campaign:
         for finding in [*shared, *([result.finding] if result.finding else [])]:
             stats.update(findings=1)
             self._record(result.unit, finding)
+        for name, why in result.lost.items():
+            key = f"{name} (lost by a worker mid-campaign)"
+            if key not in self.lost:
+                self.lost[key] = why
+                self.progress.note(f"[lafuzz] a worker lost backend {name}: {why}")
         self.progress.units = self.units
         self.progress.coverage = coverage.reached(self.coverage)
 
@@ -278,7 +284,7 @@ class Campaign:
             host={"node": platform.node(), "python": platform.python_version(),
                   "hypothesis": hypothesis.__version__, "cpus": psutil.cpu_count()},
             backends=self.backend_info,
-            unavailable=self.config.unavailable,
+            unavailable={**self.config.unavailable, **self.lost},
             units=self.units,
             units_stopped_early=self.stopped_units,
             units_abandoned=self.abandoned_units,

@@ -102,6 +102,8 @@ class UnitResult:
     known: Counter = field(default_factory=Counter)
     """Known-issue id -> examples it covered (counted, not shrunk again)."""
     skips: Counter = field(default_factory=Counter)
+    lost: dict[str, str] = field(default_factory=dict)
+    """Backend -> why the worker could not use it for this unit (``Worker.lost``)."""
     """``"backend: reason"`` -> examples a backend took no part in."""
     stopped: bool = False
     """The unit ended at ``stop_at`` before Hypothesis was done with it."""

@@ -71,16 +71,23 @@ class Worker:
         self.stop_at = stop_at
         self.seen_shared: set[bytes] = set()
         self.shrunk_issues: set[str] = set()
+        self.lost: dict[str, str] = {}
+        """Backend name -> why this worker could no longer use it (reported with every later unit)."""
 
     def backends_for(self, property_name: str) -> list[CountingBackend]:
         """For a property that feeds invalid input (isolation on), the crash-prone backends isolated."""
         if not self.config.isolate or not resolve_property(property_name).invalid_input:
             return self.backends
         if self._isolated is None:
-            self._isolated = [
-                CountingBackend(create(spec, isolate=True)) if backend_class(spec).crash_prone else plain
-                for spec, plain in zip(self.config.backends, self.backends, strict=True)
-            ]
+            self._isolated = []
+            for spec, plain in zip(self.config.backends, self.backends, strict=True):
+                if not backend_class(spec).crash_prone:
+                    self._isolated.append(plain)
+                    continue
+                try:
+                    self._isolated.append(CountingBackend(create(spec, isolate=True)))
+                except Unavailable as err:  # e.g. a lost GPU: the other backends still check invalid input
+                    self.lost[plain.name] = f"its crash-isolated worker could not start: {err}"
         return self._isolated
 
     def shared_findings(self, property_name: str) -> list[Finding]:
@@ -124,6 +131,7 @@ class Worker:
             shrunk_issues=self.shrunk_issues,
         )
         result.tier, result.seconds = plan.tier, time.monotonic() - started
+        result.lost = dict(self.lost)
         if result.finding is not None:
             value = to_bytes(Entry(result.finding))
             self.seen_shared.add(hashlib.sha256(value).digest())
