@@ -69,6 +69,15 @@ class Unavailable(RuntimeError):
     """A backend cannot be created on this machine; the message says why."""
 
 
+class Lost(Unavailable):
+    """A backend that was working can no longer be used (its crash-isolated worker does not start again,
+    e.g. after its GPU device was lost); ``backend`` names it."""
+
+    def __init__(self, backend: str, why: str) -> None:
+        super().__init__(why)
+        self.backend = backend
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What a backend can do on this machine, as probed when it was created."""

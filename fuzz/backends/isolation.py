@@ -34,6 +34,7 @@ from fuzz.backends.base import (
     BackendError,
     Capabilities,
     Crashed,
+    Lost,
     Outcome,
     Rejected,
     TimedOut,
@@ -193,7 +194,10 @@ class IsolatedBackend(Backend):
         """Run ``case`` in the worker; ``Crashed``/``TimedOut`` if it dies or hangs (then restart)."""
         if self._process is None:
             self.restarts += 1
-            self._start()
+            try:
+                self._start()
+            except Unavailable as err:
+                raise Lost(self.name, str(err)) from err
         pid = self._process.pid
         started = time.monotonic()
         try:

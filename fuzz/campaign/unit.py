@@ -34,7 +34,7 @@ from hypothesis import event, given, seed, target
 from hypothesis import settings as Settings
 from hypothesis.errors import FlakyFailure
 
-from fuzz.backends import Backend, Capabilities, ChainCall
+from fuzz.backends import Backend, Capabilities, ChainCall, Lost
 from fuzz.campaign.coverage import buckets
 from fuzz.campaign.shard import WorkUnit
 from fuzz.corpus.entry import Entry, write_entry
@@ -191,6 +191,9 @@ def run_unit(
                 chasing.append(issue.id)
             smallest[:] = [failure.finding]
             raise
+        except Lost as lost:  # not a property of the case: the unit ends, the worker stops using the backend
+            result.lost[lost.backend] = str(lost)
+            raise UnitStopped from lost
 
     def body(case: Case) -> None:
         now = time.time()

@@ -20,7 +20,7 @@ from typing import Any
 from hypothesis import settings as Settings
 
 from fuzz import environment
-from fuzz.backends import Backend, Unavailable, backend_class, create
+from fuzz.backends import Backend, Lost, Unavailable, backend_class, create
 from fuzz.campaign import profiles, swarm
 from fuzz.campaign.database import UnitDatabase, open_database, shared_key
 from fuzz.campaign.shard import WorkUnit
@@ -105,7 +105,9 @@ class Worker:
             except CorpusError:
                 continue
             try:
-                prop.check(case, self.backends_for(property_name))
+                prop.check(case, [b for b in self.backends_for(property_name) if b.name not in self.lost])
+            except Lost as lost:
+                self.lost[lost.backend] = str(lost)
             except PropertyFailure as failure:
                 finding = self.classifier.classify(failure.finding)
                 found.append(finding.with_(report="(published by another shard)\n" + finding.report))
@@ -121,7 +123,7 @@ class Worker:
         sit_out = frozenset() if resolve_property(unit.property).invalid_input else plan.sit_out
         result = run_unit(
             unit,
-            [b for b in self.backends_for(unit.property) if b.name not in sit_out],
+            [b for b in self.backends_for(unit.property) if b.name not in sit_out and b.name not in self.lost],
             limits=plan.limits,
             settings=Settings(self.base, max_examples=plan.examples, database=database),
             on_example=self.on_example,
@@ -131,6 +133,7 @@ class Worker:
             shrunk_issues=self.shrunk_issues,
         )
         result.tier, result.seconds = plan.tier, time.monotonic() - started
+        self.lost.update(result.lost)
         result.lost = dict(self.lost)
         if result.finding is not None:
             value = to_bytes(Entry(result.finding))

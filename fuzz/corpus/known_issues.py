@@ -82,6 +82,26 @@ def _shared_beta_as_per_head(case: Case) -> Case:
     return case.with_inputs(beta=misread)
 
 
+CUDA_EP = "onnxruntime-gpu 1.31.1 (CUDA 13) on an NVIDIA H200"
+
+CUDA_SHARED_MEMORY_PER_BLOCK = 232448
+"""Opt-in shared memory per block that ORT's CUDA EP reported for the H200 (bytes)."""
+
+
+def _cuda_state_exceeds_shared_memory(case: Case) -> bool:
+    """The CUDA EP's recurrent kernel keeps a whole ``d_k x d_v`` state (plus a ``d_k`` and a ``d_v``
+    vector) in shared memory as 4-byte values; its column kernel, the only fallback, needs ``d_k`` in
+    {64, 128} and ``d_v % 32 == 0``. The byte count is the one its message gave for ``d_k = d_v = 255``
+    (262140 bytes): ``4 * (d_k*d_v + d_k + d_v)``."""
+    try:
+        dims = case.dims()
+    except ValidationError:
+        return False
+    column_kernel = dims.d_k in (64, 128) and dims.d_v % 32 == 0
+    needed = 4 * (dims.d_k * dims.d_v + dims.d_k + dims.d_v)
+    return not column_kernel and needed > CUDA_SHARED_MEMORY_PER_BLOCK
+
+
 WEBGPU_EP = "onnxruntime-ep-webgpu 0.4.0 with onnxruntime 1.31.1 (lavapipe) and 1.30.0 (NVIDIA H200)"
 
 KNOWN_ISSUES: tuple[KnownIssue, ...] = (
@@ -129,6 +149,20 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
             "CPU EP names the broken rule."
         ),
         applies=lambda case: _broken_input(case) in ("decay", "beta", "past_state"),
+    ),
+    KnownIssue(
+        id="ort-cuda-large-heads-unsupported",
+        backend="ort-cuda",
+        versions=CUDA_EP,
+        kind=Kind.REJECTED_VALID,
+        summary=(
+            "Valid cases whose d_k x d_v state does not fit in one block's shared memory (e.g. d_k = d_v = 255, "
+            "or 256, with d_k not 64 or 128) are refused: 'recurrent kernel requires 262140 bytes of opt-in "
+            "shared memory per block, but the device supports 232448 bytes. No compatible fallback exists "
+            "(column kernel requires d_k in {64,128} and d_v % 32 == 0)'. A clear refusal, not a wrong "
+            "result, but head sizes up to 256 are in the contract (the WebGPU EP serves them)."
+        ),
+        applies=_cuda_state_exceeds_shared_memory,
     ),
 )
 

@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from fuzz.backends import Crashed, Rejected, TimedOut, Unavailable, create
+from fuzz.backends import Crashed, Lost, Rejected, TimedOut, Unavailable, create
 from fuzz.backends.base import Backend, Capabilities
 from fuzz.backends.isolation import IsolatedBackend, WorkerError
 from fuzz.engine.case import Case
@@ -36,6 +36,21 @@ class MisbehavingBackend(Backend):
         if action == "raise":
             raise ZeroDivisionError("harness bug")
         return np.zeros(case.inputs["query"].shape), np.zeros(1)
+
+
+class DeviceLosingBackend(MisbehavingBackend):
+    """Aborts on ``"abort"`` after leaving a mark (``$LOST_MARK``); once marked it cannot be created (a lost GPU)."""
+
+    name = "device-losing"
+
+    def __init__(self) -> None:
+        if os.path.exists(os.environ["LOST_MARK"]):
+            raise Unavailable(f"{self.name}: a minimal run failed: [Device] is lost")
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        if case.notes.get("do") == "abort":
+            open(os.environ["LOST_MARK"], "w").close()
+        return super().run(case)
 
 
 def _case(action: str | None = None) -> Case:
@@ -119,5 +134,20 @@ def test_isolation_is_chosen_by_the_backend():
         pytest.skip(str(err))
     try:
         assert isinstance(backend, IsolatedBackend) and backend.name == "ort-cpu"
+    finally:
+        backend.close()
+
+
+def test_a_worker_that_cannot_start_again_is_lost(tmp_path, monkeypatch):
+    """After a crash the backend is restarted; if it can no longer be created, ``Lost`` names it (the campaign
+    then stops using it) instead of an ``Unavailable`` that reads as a harness error."""
+    monkeypatch.setenv("LOST_MARK", str(tmp_path / "lost"))
+    backend = IsolatedBackend("test_isolation:DeviceLosingBackend", timeout_s=3.0)
+    try:
+        with pytest.raises(Crashed):
+            backend.run(_case("abort"))
+        with pytest.raises(Lost) as caught:
+            backend.run(_case())
+        assert caught.value.backend == "device-losing" and "[Device] is lost" in str(caught.value)
     finally:
         backend.close()
