@@ -51,7 +51,8 @@ class OrtWebGpuBackend(OrtBackend):
     value_device = "webgpu"
     unsupported_messages = ("requires head_dim_k <= 256",)
 
-    def __init__(self, *, library: str | None = None, cache_size: int = 256) -> None:
+    def __init__(self, *, library: str | None = None, cache_size: int = 32) -> None:
+        # sessions keep GPU buffers until they are dropped: a bounded cache bounds the device memory
         self.library = library or os.environ.get(LIBRARY_ENV) or None
         self._ep_devices: list[Any] = []
         self._source = ""
