@@ -208,8 +208,8 @@ def worst_element(got: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -
             worst = float(ratio[index])
             tolerance = atol + rtol * abs(want64[index])
             line = (
-                f"{name}[{', '.join(map(str, index))}] ({locate(name, index)}): expected {want[index]}, "
-                f"got {have[index]}, |error| {error[index]:.6g}, tolerance {tolerance:.6g} "
+                f"{name}[{', '.join(map(str, index))}] ({locate(name, index)}): expected {want[index]!s}, "
+                f"got {have[index]!s}, |error| {error[index]:.6g}, tolerance {tolerance:.6g} "
                 f"(atol {atol:.6g} + rtol {rtol:.6g} * |expected|), ratio {worst:.4g}"
             )
     return worst, line
