@@ -34,10 +34,10 @@ ATTRIBUTES = ("q_num_heads", "kv_num_heads", "update_rule", "scale", "chunk_size
 INLINE_VALUES = 8
 """Arrays with at most this many elements have their values written in the report."""
 EXPECTED_BEHAVIOUR = {
-    Expectation.OUTPUTS: "output and present_state equal to the float64 reference, rounded to the model's type, "
+    Expectation.OUTPUTS: "Output and present_state equal to the float64 reference, rounded to the model's type, "
     "within the tolerance below",
-    Expectation.REJECTION: "an error naming the broken rule (as the CPU EP gives), never values and never a crash",
-    Expectation.REJECTION_OR_PASS_THROUGH: "an error, or an empty output with the past state passed through "
+    Expectation.REJECTION: "An error naming the broken rule (as the CPU EP gives), never values and never a crash",
+    Expectation.REJECTION_OR_PASS_THROUGH: "An error, or an empty output with the past state passed through "
     "(as the CPU EP does); never a crash",
 }
 

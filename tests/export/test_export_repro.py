@@ -62,6 +62,7 @@ def test_cpu_ep_passes_the_empty_sequence_through(exported, need):
     need("ort-cpu")
     run = run_repro(exported("error-parity/ort-webgpu-empty-sequence"), "--ep", "CPUExecutionProvider")
     assert run.status == 0, run.output
+    assert "fixed: CPUExecutionProvider returned an empty output and passed the past state through" in run.output
 
 
 def test_cpu_ep_rejects_the_unvalidated_shape(exported, need):
