@@ -31,11 +31,19 @@ def _value_columns(case: Case) -> int:
         return 1
 
 
+def _string_constant(name: str, text: str) -> str:
+    """``NAME = "text"``, as implicitly joined pieces where one line would pass 120 characters."""
+    pieces = textwrap.wrap(text, width=100, drop_whitespace=False, break_on_hyphens=False) or [""]
+    if len(pieces) == 1:
+        return f"{name} = {json.dumps(text)}"
+    return "\n".join([f"{name} = (", *(f"    {json.dumps(p)}" for p in pieces), ")"])
+
+
 def _constants(plan: ReproPlan, case: Case, bounds: dict[str, Bound]) -> str:
     lines = [
         f"EP = {json.dumps(plan.provider)}",
         f"EXPECTATION = {json.dumps(str(plan.expectation))}",
-        f"CASE = {json.dumps(case.summary())}",
+        _string_constant("CASE", case.summary()),
         f"D_V = {_value_columns(case)}",
     ]
     if plan.expectation is Expectation.OUTPUTS:
@@ -53,7 +61,8 @@ def render_repro(plan: ReproPlan, case: Case, bounds: dict[str, Bound], title: s
     source = TEMPLATE.read_text()
     head, rest = source.split(BLOCK_START)
     _, tail = rest.split(BLOCK_END)
-    head = head.replace(TITLE_LINE, f'"""{title}.\n\nCase: {case.summary()}\n', 1)
+    described = textwrap.fill(f"Case: {case.summary()}", width=116, subsequent_indent="      ")
+    head = head.replace(TITLE_LINE, f'"""{title}.\n\n{described}\n', 1)
     text = head + BLOCK_START + _constants(plan, case, bounds) + BLOCK_END + tail
     compile(text, "repro.py", "exec")
     return text

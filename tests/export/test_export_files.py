@@ -4,7 +4,9 @@ tolerance model, what each case expects, and the campaign's export hook."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import onnx
@@ -47,11 +49,21 @@ def test_test_data_round_trips_to_the_case(tmp_path, name):
         assert array.dtype == case.inputs[name_].dtype and array.tobytes() == case.inputs[name_].tobytes()
         own_name, own_array = repro_template.read_tensor(data / f"input_{number}.pb")
         assert own_name == name_ and own_array.shape == array.shape and own_array.tobytes() == array.tobytes()
+    repro, wanted = _load(out / REPRO), plan(entry)
+    assert case.summary() == repro.CASE and wanted.expectation == repro.EXPECTATION and wanted.provider == repro.EP
+    assert max(len(line) for line in (out / REPRO).read_text().splitlines()) <= 120
     expected = reference_outputs(case, plan(entry).expectation)
     written = sorted(data.glob("output_*.pb"))
     assert [onnx.load_tensor(str(p)).name for p in written] == list(expected)
     for path, (name_, array) in zip(written, expected.items(), strict=True):
         assert numpy_helper.to_array(onnx.load_tensor(str(path))).tobytes() == array.tobytes(), name_
+
+
+def _load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("exported_repro", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_repro_reads_float16_and_empty_tensors(tmp_path):

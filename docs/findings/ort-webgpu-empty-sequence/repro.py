@@ -1,6 +1,7 @@
 """WebGpuExecutionProvider: com.microsoft LinearAttention crashes the process.
 
-Case: rule=linear W=0 B=1 T=0 Hq=1 Hkv=1 INVALID(query: expected sequence length T >= 1 (T = 0 is outside the contract), received shape (1, 0, 1)) float32 no-past
+Case: rule=linear W=0 B=1 T=0 Hq=1 Hkv=1 INVALID(query: expected sequence length T >= 1 (T = 0 is outside the
+      contract), received shape (1, 0, 1)) float32 no-past
 
 Loads model.onnx (one LinearAttention node) and the inputs in test_data_set_0/, runs them on one
 execution provider with the CPU fallback disabled, and checks EXPECTATION:
@@ -32,7 +33,10 @@ import onnxruntime as ort
 # --- the case (written by lafuzz export) ---
 EP = "WebGpuExecutionProvider"
 EXPECTATION = "rejection-or-pass-through"
-CASE = "rule=linear W=0 B=1 T=0 Hq=1 Hkv=1 INVALID(query: expected sequence length T >= 1 (T = 0 is outside the contract), received shape (1, 0, 1)) float32 no-past"
+CASE = (
+    "rule=linear W=0 B=1 T=0 Hq=1 Hkv=1 INVALID(query: expected sequence length T >= 1 (T = 0 is outside "
+    "the contract), received shape (1, 0, 1)) float32 no-past"
+)
 D_V = 1
 # a pass-through must return the past state exactly
 TOLERANCE = {

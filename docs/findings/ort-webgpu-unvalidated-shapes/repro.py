@@ -1,6 +1,7 @@
 """WebGpuExecutionProvider: com.microsoft LinearAttention accepts invalid input.
 
-Case: rule=linear W=0 B=1 T=1 Hq=1 Hkv=1 INVALID(decay: expected rank 3, received rank 2 with shape (1, 1)) float32 no-past
+Case: rule=linear W=0 B=1 T=1 Hq=1 Hkv=1 INVALID(decay: expected rank 3, received rank 2 with shape (1, 1)) float32
+      no-past
 
 Loads model.onnx (one LinearAttention node) and the inputs in test_data_set_0/, runs them on one
 execution provider with the CPU fallback disabled, and checks EXPECTATION:
@@ -32,7 +33,10 @@ import onnxruntime as ort
 # --- the case (written by lafuzz export) ---
 EP = "WebGpuExecutionProvider"
 EXPECTATION = "rejection"
-CASE = "rule=linear W=0 B=1 T=1 Hq=1 Hkv=1 INVALID(decay: expected rank 3, received rank 2 with shape (1, 1)) float32 no-past"
+CASE = (
+    "rule=linear W=0 B=1 T=1 Hq=1 Hkv=1 INVALID(decay: expected rank 3, received rank 2 with shape (1, "
+    "1)) float32 no-past"
+)
 D_V = 1
 TOLERANCE = {
 }
