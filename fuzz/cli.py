@@ -288,6 +288,29 @@ def _cmd_repro(args: argparse.Namespace) -> int:
     return EXIT_REGRESSION if any(v.verdict in (REGRESSION, STILL_FAILING) for v in verdicts) else 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from fuzz.corpus import entry as corpus
+    from fuzz.export.exporter import export_entry
+    from fuzz.export.plan import ExportError
+
+    try:
+        entry = corpus.read_entry(Path(args.path))
+    except corpus.CorpusError as err:
+        raise UsageError(str(err)) from err
+    backends, missing = _open_backends(_backend_names(args.backends))
+    for name, reason in missing.items():
+        print(f"backend {name} not available: {reason}")
+    try:
+        out = export_entry(entry, Path(args.out), backends=list(backends.values()), check=not args.no_run)
+    except ExportError as err:
+        raise UsageError(str(err)) from err
+    finally:
+        for b in backends.values():
+            b.close()
+    print(f"exported {entry.finding.property}/{entry.id} to {out}: model.onnx, test_data_set_0/, repro.py, ISSUE.md")
+    return 0
+
+
 def _cmd_merge(args: argparse.Namespace) -> int:
     from fuzz.campaign.merge import merge_runs
 
@@ -372,6 +395,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--property", help="check this property instead of the entry's")
     p.add_argument("--backends", help="comma-separated backends instead of the entry's")
     p.set_defaults(func=_cmd_repro)
+
+    p = sub.add_parser("export", help="write a corpus entry as a standalone upstream bug report: model.onnx, "
+                       "ONNX test data, repro.py (numpy and onnxruntime only) and ISSUE.md")
+    p.add_argument("path", help="a corpus entry directory")
+    p.add_argument("--out", required=True, help="the folder to write (replaced if it holds an earlier export)")
+    p.add_argument("--backends", help="backends to cross-check the case on, or all (default: all available here)")
+    p.add_argument("--no-run", action="store_true", help="do not run the written repro.py once to record its output")
+    p.set_defaults(func=_cmd_export)
 
     p = sub.add_parser("merge", help="merge campaign outputs (shards) into one corpus, database and report")
     p.add_argument("runs", nargs="+", help="campaign output directories")

@@ -49,6 +49,7 @@ def build_model(
     attrs: dict[str, Any],
     *,
     opset: int = 21,
+    shapes: dict[str, tuple[int | str, ...]] | None = None,
 ) -> bytes:
     """Serialise a one-node LinearAttention model.
 
@@ -56,7 +57,9 @@ def build_model(
     NumPy array can feed, useful to provoke an EP that cannot place the node). ``present_inputs``
     names the inputs the case provides; omitted optional inputs become empty names in the node,
     as ONNX requires. ``attrs`` holds exactly the attributes to set: a key that is absent stays
-    absent (``scale`` absent and ``scale = 0.0`` are different models).
+    absent (``scale`` absent and ``scale = 0.0`` are different models). ``shapes`` gives inputs and
+    outputs a declared shape (sizes or symbolic names; ``onnx.checker`` needs one): a standalone model
+    for a bug report has them, the backends' models stay shapeless so one serves every size.
     """
     type_name = dtype if isinstance(dtype, str) else str(np.dtype(dtype))
     elem = ELEMENT_TYPES.get(type_name)
@@ -65,8 +68,9 @@ def build_model(
     node_inputs = [name if name in present_inputs else "" for name in INPUT_NAMES]
     while node_inputs and not node_inputs[-1]:
         node_inputs.pop()
+    shapes = shapes or {}
     graph_inputs = [
-        helper.make_tensor_value_info(name, elem, None) for name in INPUT_NAMES if name in present_inputs
+        helper.make_tensor_value_info(name, elem, shapes.get(name)) for name in INPUT_NAMES if name in present_inputs
     ]
     node = helper.make_node(
         "LinearAttention",
@@ -79,8 +83,7 @@ def build_model(
         [node],
         "linear_attention",
         graph_inputs,
-        [helper.make_tensor_value_info("output", elem, None),
-         helper.make_tensor_value_info("present_state", elem, None)],
+        [helper.make_tensor_value_info(name, elem, shapes.get(name)) for name in ("output", "present_state")],
     )
     model = helper.make_model(
         graph,

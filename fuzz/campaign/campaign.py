@@ -42,6 +42,7 @@ from fuzz.campaign.summary import Summary
 from fuzz.campaign.unit import UnitResult
 from fuzz.campaign.worker import NATIVE_LOG, Worker, init_worker, probe, run_in_worker
 from fuzz.corpus.entry import Entry, write_entry
+from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding
 
 
@@ -130,7 +131,9 @@ class Campaign:
         if finding.id in self.findings:
             self.findings[finding.id]["count"] += 1
             return
-        path = write_entry(self.corpus_dir, self._entry(unit, finding))
+        entry = self._entry(unit, finding)
+        path = write_entry(self.corpus_dir, entry)
+        export_upstream(entry, path)
         self.findings[finding.id] = {**finding.to_json(), "corpus_path": str(path),
                                      "reproduce": f"lafuzz repro {path}", "first_unit": unit.key, "count": 1}
         label = "known" if finding.known else "new"

@@ -5,7 +5,8 @@ counts every example and every backend call, tallies the case axes it drew (``ev
 the error/tolerance ratio (``target()``), and turns the minimal failing example Hypothesis reports
 into a ``Finding``, classified as known or new (``fuzz.corpus.known_issues.Classifier``). With
 ``save_dir`` the finding is written there as a corpus entry and its report ends with the
-``lafuzz repro`` command that re-checks it.
+``lafuzz repro`` command that re-checks it; an ONNX Runtime finding is exported beside it as an
+upstream bug report (``fuzz.export``).
 
 Two things keep a campaign honest and exploring:
 
@@ -44,6 +45,7 @@ from fuzz.engine.chains import Chain
 from fuzz.engine.compare import RATIO_CAP
 from fuzz.engine.properties import CheckResult, resolve_property
 from fuzz.engine.strategies import Limits
+from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding, Kind, PropertyFailure
 
 
@@ -134,12 +136,16 @@ def _flaky(flaky: FlakyFailure) -> Finding:
     return finding.with_(report=finding.report + "\nflaky: this case did not fail on every run")
 
 
-def save(finding: Finding, root: Path) -> Finding:
-    """Write ``finding`` as a corpus entry under ``root``; its report gains the command that re-checks it."""
+def save(finding: Finding, root: Path, backends: Sequence[Backend] | None = None) -> Finding:
+    """Write ``finding`` as a corpus entry under ``root``; its report gains the command that re-checks it.
+
+    An ONNX Runtime finding is also exported as an upstream bug report beside it (``<entry>/upstream``),
+    cross-checked on ``backends``.
+    """
     path = Path(root) / Entry(finding).relative_dir()
     command = f"lafuzz repro {path} --backends {','.join(finding.backends)}"
     saved = finding.with_(report=f"{finding.report}\nminimal case: {finding.case.summary()}\nreproduce: {command}")
-    write_entry(root, Entry(saved))
+    export_upstream(Entry(saved), write_entry(root, Entry(saved)), backends)
     return saved
 
 
@@ -248,5 +254,5 @@ def run_unit(
         if (issue := classifier.documented(result.finding)) is not None:
             shrunk.add(issue.id)
         if save_dir is not None:
-            result.finding = save(result.finding, save_dir)
+            result.finding = save(result.finding, save_dir, counted)
     return result

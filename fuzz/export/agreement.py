@@ -1,0 +1,80 @@
+"""Which other implementations do what the contract asks on an exported case (ISSUE.md's last section).
+
+Each backend at hand, the one at fault excepted, runs the case once and gets one verdict in words:
+it agrees with the float64 oracle under the suite's tolerance model (or disagrees, at which
+element), refuses the case (with its message), passes a ``T = 0`` state through, cannot run the case
+here, or crashes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from fuzz.backends import Backend, BackendError, Crashed, Rejected, TimedOut, Unsupported
+from fuzz.engine.case import Case
+from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle
+from fuzz.export.plan import Expectation
+
+REFERENCE = "oracle"
+"""The float64 NumPy oracle: the reference itself on a valid case."""
+
+
+@dataclass(frozen=True)
+class Opinion:
+    """One implementation's answer to the case, and whether it is what the contract asks."""
+
+    backend: str
+    device: str
+    verdict: str
+    as_contract_asks: bool | None
+    """None when it could not run the case here."""
+
+
+def _refusal(err: BackendError) -> str:
+    return err.message.strip().splitlines()[0] if err.message.strip() else "(no message)"
+
+
+def _on_values(
+    case: Case, expectation: Expectation, result: tuple[np.ndarray, np.ndarray], expected: dict[str, np.ndarray]
+) -> tuple[str, bool]:
+    if expectation is Expectation.REJECTION:
+        return "accepts it and returns values", False
+    if expectation is Expectation.REJECTION_OR_PASS_THROUGH:
+        passed = all(
+            np.array_equal(np.asarray(got), expected[name]) and np.asarray(got).shape == expected[name].shape
+            for name, got in zip(("output", "present_state"), result, strict=True)
+        )
+        return ("passes the past state through" if passed else "returns values other than a pass-through"), passed
+    try:
+        worst = max(assert_agrees_with_oracle(case, result))
+    except MismatchError as err:
+        return f"disagrees: {err.mismatch.reason} mismatch at {err.mismatch.tensor} {err.mismatch.where()}", False
+    return f"agrees with the oracle (worst error/tolerance {worst:.3g})", True
+
+
+def opinion(backend: Backend, case: Case, expectation: Expectation, expected: dict[str, np.ndarray]) -> Opinion:
+    """Run ``case`` once on ``backend`` and judge the answer against the contract."""
+    device = backend.capabilities().device
+    if backend.name == REFERENCE and expectation is Expectation.OUTPUTS:
+        return Opinion(backend.name, device, "the reference (float64)", True)
+    try:
+        result = backend.run(case)
+    except Rejected as err:
+        refused = f"refuses it: {_refusal(err)}"
+        return Opinion(backend.name, device, refused, expectation is not Expectation.OUTPUTS)
+    except Unsupported as err:
+        return Opinion(backend.name, device, f"cannot run it here: {_refusal(err)}", None)
+    except (Crashed, TimedOut) as err:
+        return Opinion(backend.name, device, f"{err.outcome.value}: {_refusal(err)}", False)
+    verdict, fine = _on_values(case, expectation, result, expected)
+    return Opinion(backend.name, device, verdict, fine)
+
+
+def opinions(
+    backends: Iterable[Backend], case: Case, expectation: Expectation, expected: dict[str, np.ndarray], *, at_fault: str
+) -> list[Opinion]:
+    """The opinion of every backend but ``at_fault``, in the given order."""
+    return [opinion(b, case, expectation, expected) for b in backends if b.name != at_fault]

@@ -1,0 +1,59 @@
+"""The tolerance of an exported reproduction: the suite's tolerance model as two numbers per output.
+
+``fuzz.engine.tolerance`` gives every element its own bound (half an ulp, plus ``4 * depth * eps``
+times the element's magnitude and the magnitude of the terms behind it, plus an underflow term).
+A maintainer's script wants ``atol + rtol * |expected|``; this module picks ``rtol`` as the model's
+slope in ``|expected|`` and ``atol`` as the largest remainder over the tensor's elements, so the
+pair contains the model's bound at every element (it is never stricter than the suite). The
+expected values in the script are the float64 answer rounded to the case's type, which costs half an
+ulp more, added here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fuzz.engine.case import Case
+from fuzz.engine.tolerance import ACCUMULATION_FACTOR, COMPUTE_DTYPE, Budget, eps, exact_answer
+
+
+@dataclass(frozen=True)
+class Bound:
+    """``|got - expected| <= atol + rtol * |expected|`` for one output."""
+
+    atol: float
+    rtol: float
+
+
+def uniform_bounds(case: Case, expected: dict[str, np.ndarray]) -> dict[str, Bound]:
+    """One ``Bound`` per output of a valid ``case``, from ``expected`` (the rounded float64 answer)."""
+    dims = case.dims()
+    depth = dims.seq_len + dims.d_k
+    budget = Budget((case.dtype,), depth)
+    exact = exact_answer(case.inputs, case.attrs)
+    rtol = ACCUMULATION_FACTOR * depth * eps(COMPUTE_DTYPE[case.dtype]) + eps(case.dtype)
+    bounds = {}
+    for name, rounded in expected.items():
+        values, block = exact.part(name)
+        reference = np.abs(rounded.astype(np.float64))
+        model = budget.tolerance(values, block) + 0.5 * np.spacing(np.abs(rounded)).astype(np.float64)
+        atol = float(np.max(model - rtol * reference, initial=0.0))
+        bounds[name] = Bound(atol=atol, rtol=rtol)
+    return bounds
+
+
+def derivation(case: Case) -> str:
+    """The comment repro.py carries above its tolerances: where the numbers come from."""
+    dims = case.dims()
+    depth = dims.seq_len + dims.d_k
+    compute = COMPUTE_DTYPE[case.dtype].name
+    return (
+        f"From lafuzz's tolerance model (fuzz/engine/tolerance.py: Budget of one {case.dtype} result against the "
+        f"float64 answer, depth = T + d_k = {depth}): per element half an ulp + {ACCUMULATION_FACTOR:g}*depth*"
+        f"eps({compute})*(|exact| + block) + underflow, plus half an ulp for rounding the reference to "
+        f"{case.dtype}; written as atol + rtol*|expected| with rtol = {ACCUMULATION_FACTOR:g}*depth*eps({compute}) "
+        f"+ eps({case.dtype}) and atol the largest remainder over the tensor, so it contains the model's bound at "
+        "every element (fuzz/export/bounds.py)."
+    )

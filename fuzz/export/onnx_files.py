@@ -1,0 +1,78 @@
+"""The ONNX files of an exported reproduction: ``model.onnx`` and ``test_data_set_0/``.
+
+The layout is the one ``onnx_test_runner`` and ONNX's backend tests read: the model beside a
+folder of ``input_N.pb`` / ``output_N.pb`` ``TensorProto`` files, numbered in the graph's order and
+named as the graph's inputs and outputs. Omitted optional inputs have no file. The expected
+outputs are the float64 oracle's, rounded once to the case's type; a case the EP must refuse has
+none, and ``T = 0`` has the pass-through answer (an empty output, the past state unchanged).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from fuzz.backends.onnx_model import build_model
+from fuzz.engine.case import Case
+from fuzz.engine.tolerance import exact_answer
+from fuzz.export.plan import Expectation
+from oracles.validation import INPUT_NAMES, validate
+
+OUTPUT_NAMES = ("output", "present_state")
+TEST_DATA = "test_data_set_0"
+MODEL = "model.onnx"
+CHECKER_NOTE = (
+    f"`onnx.checker.check_model(full_check=True)` (onnx {onnx.__version__}) passes: it checks the graph, "
+    "the types and the declared shapes, but not the node against a schema, because the onnx package has no "
+    "schemas for the com.microsoft domain (its own ai.onnx `LinearAttention`, opset 27, is a different "
+    "schema without `state_window`)."
+)
+"""What the model check covers, for ISSUE.md."""
+
+
+def reference_outputs(case: Case, expectation: Expectation) -> dict[str, np.ndarray]:
+    """The outputs the EP must return, in the case's type (none when it must refuse the case)."""
+    if expectation is Expectation.REJECTION:
+        return {}
+    if expectation is Expectation.REJECTION_OR_PASS_THROUGH:
+        dims = validate(**case.kwargs(), allow_empty_sequence=True)
+        past = case.inputs.get("past_state")
+        state = past if past is not None else np.zeros(dims.state_shape, case.dtype)
+        return {"output": np.zeros(dims.output_shape, case.dtype), "present_state": state}
+    exact = exact_answer(case.inputs, case.attrs)
+    return {"output": exact.output.astype(case.dtype), "present_state": exact.present_state.astype(case.dtype)}
+
+
+def _symbolic_shapes(case: Case) -> dict[str, tuple[str, ...]]:
+    """Output shapes in words, for a case whose sizes do not add up (the EP must refuse it)."""
+    slot = ("B", "H_kv", "d_k", "d_v")
+    state = ("W", *slot) if case.state_window else slot
+    return {"output": ("B", "T", "H_out_times_d_v"), "present_state": state}
+
+
+def write_model(folder: Path, case: Case, outputs: dict[str, np.ndarray]) -> Path:
+    """Write the one-node model of ``case`` with declared shapes and check it with ``onnx.checker``."""
+    present = tuple(name for name in INPUT_NAMES if name in case.inputs)
+    shapes: dict[str, tuple[int | str, ...]] = {name: case.inputs[name].shape for name in present}
+    shapes.update({name: a.shape for name, a in outputs.items()} if outputs else _symbolic_shapes(case))
+    path = Path(folder) / MODEL
+    path.write_bytes(build_model(case.dtype, present, case.attrs, shapes=shapes))
+    onnx.checker.check_model(onnx.load(path), full_check=True)
+    return path
+
+
+def write_test_data(folder: Path, case: Case, outputs: dict[str, np.ndarray]) -> Path:
+    """Write the inputs present and the expected outputs as numbered ``TensorProto`` files."""
+    data = Path(folder) / TEST_DATA
+    data.mkdir(parents=True, exist_ok=True)
+    inputs = [name for name in INPUT_NAMES if name in case.inputs]
+    for number, name in enumerate(inputs):
+        tensor = numpy_helper.from_array(np.ascontiguousarray(case.inputs[name]), name)
+        (data / f"input_{number}.pb").write_bytes(tensor.SerializeToString())
+    for number, name in enumerate(n for n in OUTPUT_NAMES if n in outputs):
+        tensor = numpy_helper.from_array(np.ascontiguousarray(outputs[name]), name)
+        (data / f"output_{number}.pb").write_bytes(tensor.SerializeToString())
+    return data

@@ -1,0 +1,100 @@
+"""What an exported reproduction checks: which ONNX Runtime EP, and what the contract expects of it.
+
+A corpus entry names the backends a property compared; the one exported is its ONNX Runtime
+backend (the marked one first). What the EP must do follows from the case alone: a valid case must
+give the oracle's results, a case that breaks a rule must be refused, and ``T = 0`` (outside the
+contract, SPEC §2) may be refused or answered by passing the state through. A crash or a hang is a
+defect under every expectation. Only properties that judge one call of the EP against the contract
+can be checked by one ``session.run``; the others raise ``ExportError``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from fuzz.backends.base import Unavailable
+from fuzz.backends.ort_session import OrtBackend
+from fuzz.backends.registry import backend_class
+from fuzz.corpus.entry import Entry
+from fuzz.engine.case import Case
+from oracles.validation import ValidationError, validate
+
+SINGLE_CALL_PROPERTIES = ("backends-agree", "error-parity", "prefix-oracle", "leading-zeros")
+"""Properties whose failure is one call's results (or refusal, or crash) against the contract."""
+
+
+class ExportError(ValueError):
+    """An entry that cannot be exported as a standalone reproduction; the message says why, in one line."""
+
+
+class Expectation(enum.StrEnum):
+    """What the EP must do with the case for the defect to count as fixed."""
+
+    OUTPUTS = "outputs"
+    REJECTION = "rejection"
+    REJECTION_OR_PASS_THROUGH = "rejection-or-pass-through"
+
+
+@dataclass(frozen=True)
+class ReproPlan:
+    """The EP under test and what it must do with the entry's case."""
+
+    backend: str
+    """The lafuzz backend name of the EP (``ort-webgpu``...)."""
+    provider: str
+    """ONNX Runtime's name of the EP (``WebGpuExecutionProvider``...)."""
+    expectation: Expectation
+    broken_rule: str = ""
+    """For an invalid case, the rule it breaks in the oracle's words."""
+
+
+def expectation_of(case: Case) -> tuple[Expectation, str]:
+    """What the contract expects of any implementation for ``case``, and the broken rule if any."""
+    try:
+        case.dims()
+    except ValidationError as err:
+        try:
+            validate(**case.kwargs(), allow_empty_sequence=True)
+        except ValidationError:
+            return Expectation.REJECTION, str(err)
+        return Expectation.REJECTION_OR_PASS_THROUGH, str(err)
+    return Expectation.OUTPUTS, ""
+
+
+def ort_backends(entry: Entry) -> list[tuple[str, str]]:
+    """``(backend name, provider)`` of each ONNX Runtime backend of the entry, the marked one first."""
+    names = list(entry.finding.backends)
+    if entry.finding.known is not None and entry.finding.known.backend in names:
+        names.insert(0, names.pop(names.index(entry.finding.known.backend)))
+    found = []
+    for name in names:
+        try:
+            cls = backend_class(name)
+        except (KeyError, Unavailable):
+            continue
+        if issubclass(cls, OrtBackend):
+            found.append((name, cls.provider))
+    return found
+
+
+def plan(entry: Entry) -> ReproPlan:
+    """The reproduction of ``entry``; ``ExportError`` when one ``session.run`` cannot show its defect."""
+    finding = entry.finding
+    eps = ort_backends(entry)
+    if not eps:
+        raise ExportError(f"{entry.id}: no ONNX Runtime backend among {', '.join(finding.backends)}")
+    if finding.property not in SINGLE_CALL_PROPERTIES:
+        raise ExportError(
+            f"{entry.id}: property {finding.property!r} compares several calls; repro.py checks one "
+            f"call (exportable: {', '.join(SINGLE_CALL_PROPERTIES)})"
+        )
+    backend, provider = eps[0]
+    served = entry.provenance.get("backends", {}).get(backend, {}).get("window")
+    if finding.case.state_window and served == "prefix":
+        raise ExportError(
+            f"{entry.id}: {backend} refused W > 0 and ran this case as W = 0 prefix runs; a one-node "
+            "model with state_window would only be refused (shrink it to a W = 0 case first)"
+        )
+    expectation, rule = expectation_of(finding.case)
+    return ReproPlan(backend=backend, provider=provider, expectation=expectation, broken_rule=rule)

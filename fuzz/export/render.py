@@ -1,0 +1,68 @@
+"""``repro.py`` of an exported reproduction: the template (``repro_template.py``) with the case's constants.
+
+The template is a working script whose constants block describes a placeholder case; rendering
+replaces that block and the docstring's first line, and nothing else, so every exported script
+is the same reviewed code.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from fuzz.engine.case import Case
+from fuzz.export import repro_template
+from fuzz.export.bounds import Bound, derivation
+from fuzz.export.plan import Expectation, ReproPlan
+from oracles.validation import ValidationError, validate
+
+TEMPLATE = Path(repro_template.__file__)
+BLOCK_START = "# --- the case (written by lafuzz export) ---\n"
+BLOCK_END = "# --- end of the case ---\n"
+TITLE_LINE = '"""' + (repro_template.__doc__ or "").splitlines()[0] + "\n"
+
+
+def _value_columns(case: Case) -> int:
+    """``d_v`` where the sizes add up (1 otherwise: an invalid case has no outputs to locate)."""
+    try:
+        return validate(**case.kwargs(), allow_empty_sequence=True).d_v
+    except ValidationError:
+        return 1
+
+
+def _string_constant(name: str, text: str) -> str:
+    """``NAME = "text"``, as implicitly joined pieces where one line would pass 120 characters."""
+    pieces = textwrap.wrap(text, width=100, drop_whitespace=False, break_on_hyphens=False) or [""]
+    if len(pieces) == 1:
+        return f"{name} = {json.dumps(text)}"
+    return "\n".join([f"{name} = (", *(f"    {json.dumps(p)}" for p in pieces), ")"])
+
+
+def _constants(plan: ReproPlan, case: Case, bounds: dict[str, Bound]) -> str:
+    lines = [
+        f"EP = {json.dumps(plan.provider)}",
+        f"EXPECTATION = {json.dumps(str(plan.expectation))}",
+        _string_constant("CASE", case.summary()),
+        f"D_V = {_value_columns(case)}",
+    ]
+    if plan.expectation is Expectation.OUTPUTS:
+        lines += textwrap.wrap(derivation(case), width=118, initial_indent="# ", subsequent_indent="# ")
+    elif plan.expectation is Expectation.REJECTION_OR_PASS_THROUGH:
+        lines.append("# a pass-through must return the past state exactly")
+    lines.append("TOLERANCE = {")
+    lines += [f"    {json.dumps(name)}: ({b.atol!r}, {b.rtol!r})," for name, b in bounds.items()]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def render_repro(plan: ReproPlan, case: Case, bounds: dict[str, Bound], title: str) -> str:
+    """The text of ``repro.py`` for ``case``; ``title`` becomes its docstring's first line, the case the next."""
+    source = TEMPLATE.read_text()
+    head, rest = source.split(BLOCK_START)
+    _, tail = rest.split(BLOCK_END)
+    described = textwrap.fill(f"Case: {case.summary()}", width=116, subsequent_indent="      ")
+    head = head.replace(TITLE_LINE, f'"""{title}.\n\n{described}\n', 1)
+    text = head + BLOCK_START + _constants(plan, case, bounds) + BLOCK_END + tail
+    compile(text, "repro.py", "exec")
+    return text

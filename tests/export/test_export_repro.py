@@ -1,0 +1,78 @@
+"""The exported repro.py, run as a maintainer would (its own process, numpy and onnxruntime only) on
+the documented findings of the WebGPU plugin EP: exit 1 and the evidence while the defect is there,
+exit 0 on an EP that does what the contract asks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from fuzz.corpus.entry import read_entry
+from fuzz.export.exporter import export_entry, run_repro
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+SHARED_BETA = "backends-agree/ort-webgpu-shared-beta"
+CRASHES = {"error-parity/ort-webgpu-kv-heads-zero": "SIGFPE", "error-parity/ort-webgpu-empty-sequence": "SIGSEGV"}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """``exported(entry)``: the export of a corpus entry (without its own check run), made once."""
+    made: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in made:
+            out = tmp_path_factory.mktemp("export") / Path(name).name
+            made[name] = export_entry(read_entry(CORPUS / name), out, check=False)
+        return made[name]
+
+    return get
+
+
+def test_shared_beta_repro_fails_with_the_worst_element(exported, need):
+    need("ort-webgpu")
+    run = run_repro(exported(SHARED_BETA))
+    assert run.status == 1, run.output
+    assert "worst element: output[0, 0, 1] (batch 0, token 0, head 1, value col 0): expected -0.08194705, got 0.0" in (
+        run.output
+    ), run.output
+    assert "DEFECT: WebGpuExecutionProvider returned wrong values" in run.output
+
+
+@pytest.mark.parametrize("name", sorted(CRASHES))
+def test_crash_repro_reports_the_signal(exported, need, name):
+    need("ort-webgpu")
+    run = run_repro(exported(name))
+    if run.status == 0:
+        pytest.skip(f"the crash does not reproduce on this machine's WebGPU adapter: {run.output}")
+    assert run.status == 1, run.output
+    assert f"DEFECT: session.run died with {CRASHES[name]}" in run.output, run.output
+
+
+def test_cpu_ep_passes_the_shared_beta_case(exported, need):
+    need("ort-cpu")
+    run = run_repro(exported(SHARED_BETA), "--ep", "CPUExecutionProvider")
+    assert run.status == 0, run.output
+    assert "fixed: CPUExecutionProvider agrees with the reference within the tolerance" in run.output
+
+
+def test_cpu_ep_passes_the_empty_sequence_through(exported, need):
+    need("ort-cpu")
+    run = run_repro(exported("error-parity/ort-webgpu-empty-sequence"), "--ep", "CPUExecutionProvider")
+    assert run.status == 0, run.output
+    assert "fixed: CPUExecutionProvider returned an empty output and passed the past state through" in run.output
+
+
+def test_cpu_ep_rejects_the_unvalidated_shape(exported, need):
+    need("ort-cpu")
+    run = run_repro(exported("error-parity/ort-webgpu-unvalidated-shapes"), "--ep", "CPUExecutionProvider")
+    assert run.status == 0, run.output
+    assert "fixed: session.run refused the case: " in run.output and "decay must be rank 3" in run.output
+
+
+def test_an_ep_this_onnxruntime_lacks_cannot_be_checked(exported):
+    run = run_repro(exported(SHARED_BETA), "--ep", "NoSuchExecutionProvider")
+    assert run.status == 2, run.output
+    assert "cannot check here: NoSuchExecutionProvider is not in this onnxruntime" in run.output
