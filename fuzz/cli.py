@@ -228,7 +228,7 @@ def _read_entries(directories: list[Path]) -> tuple[list[Entry], list[CorpusErro
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from fuzz.corpus.replay import NOW_FIXED, REGRESSION, STILL_FAILING, replay, unreadable_line
+    from fuzz.corpus.replay import FAILED, NOW_FIXED, STILL_FAILING, replay, unreadable_line
 
     entries, unreadable = _read_entries(_entry_dirs(args.paths, args.corpus))
     for error in unreadable:
@@ -245,18 +245,18 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     counts: dict[str, int] = {}
     for v in verdicts:
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
-        if args.verbose or v.verdict in (REGRESSION, STILL_FAILING, NOW_FIXED):
+        if args.verbose or v.verdict in (*FAILED, STILL_FAILING, NOW_FIXED):
             print(v.line())
     print(f"replayed {len(entries)} entries ({len(unreadable)} unreadable), {len(verdicts)} checks: "
           + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
     if unreadable:
         return EXIT_UNREADABLE
-    return EXIT_REGRESSION if counts.get(REGRESSION) else 0
+    return EXIT_REGRESSION if any(counts.get(v) for v in FAILED) else 0
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:
     from fuzz.corpus import entry as corpus
-    from fuzz.corpus.replay import REGRESSION, STILL_FAILING, replay_entry
+    from fuzz.corpus.replay import FAILED, STILL_FAILING, replay_entry
 
     path = Path(args.path)
     if not (path / corpus.DOCUMENT_KEY).is_file():
@@ -282,7 +282,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
             b.close()
     for v in verdicts:
         print(v.line())
-    return EXIT_REGRESSION if any(v.verdict in (REGRESSION, STILL_FAILING) for v in verdicts) else 0
+    return EXIT_REGRESSION if any(v.verdict in (*FAILED, STILL_FAILING) for v in verdicts) else 0
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
