@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fuzz import environment
+from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:
@@ -149,6 +150,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.campaign.database import open_database
     from fuzz.campaign.resources import default_jobs
     from fuzz.campaign.worker import NATIVE_LOG, probe
+    from fuzz.corpus.entry import CorpusError, marks
     from fuzz.engine.properties import PROPERTIES, resolve_property
 
     shard = _campaign_shard(args.shard, seeded=args.seed is not None)
@@ -162,6 +164,11 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown backend(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
     if args.database:
         _checked(open_database, args.database)
+    prepare_output(Path(args.out))
+    try:
+        marks(Path(args.corpus))  # the known-failure marks every worker reads: a bad entry is one line here
+    except CorpusError as err:
+        raise UsageError(f"--corpus: {err}") from err
     try:
         with environment.native_output_to(Path(args.out) / NATIVE_LOG):
             found = probe(names)
@@ -288,9 +295,10 @@ def _cmd_repro(args: argparse.Namespace) -> int:
 def _cmd_merge(args: argparse.Namespace) -> int:
     from fuzz.campaign.merge import merge_runs
 
+    prepare_output(Path(args.out))
     try:
         merged = merge_runs([Path(p) for p in args.runs], Path(args.out))
-    except FileNotFoundError as err:
+    except ValueError as err:
         raise UsageError(str(err)) from err
     print(f"merged {merged.merged_from} runs: {merged.examples} cases, {len(merged.findings)} finding(s) "
           f"-> {args.out}/report.html")
@@ -301,14 +309,18 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from fuzz.campaign.report import regenerate
 
     path = Path(args.summary)
-    print(regenerate(path / "summary.json" if path.is_dir() else path))
+    try:
+        print(regenerate(path / "summary.json" if path.is_dir() else path))
+    except ValueError as err:
+        raise UsageError(str(err)) from err
     return 0
 
 
 def _cmd_import_cuda(args: argparse.Namespace) -> int:
     from fuzz.corpus.cuda_reference import import_reference
 
-    written = import_reference(Path(args.corpus), Path(args.source) if args.source else None)
+    root = prepare_output(Path(args.corpus), "--corpus")
+    written = import_reference(root, Path(args.source) if args.source else None)
     print(f"wrote {len(written)} reference entries under {args.corpus}")
     return 0
 

@@ -18,12 +18,13 @@ from fuzz.corpus import entry as corpus
 
 
 def merge_runs(sources: list[Path], out: Path) -> Summary:
-    """Merge campaign output directories into ``out``; returns the merged summary."""
+    """Merge campaign output directories into ``out``; returns the merged summary (``ValueError`` naming a
+    source without a readable ``summary.json``)."""
     summaries = []
     for source in sources:
         path = Path(source) / "summary.json"
         if not path.is_file():
-            raise FileNotFoundError(f"{source}: no summary.json (is it a campaign output directory?)")
+            raise ValueError(f"{source}: no summary.json (is it a campaign output directory?)")
         summaries.append(Summary.read(path))
     out = Path(out)
     corpus.merge([Path(s) / "corpus" for s in sources], out / "corpus")

@@ -109,7 +109,12 @@ class Summary:
 
     @classmethod
     def read(cls, path: Path) -> Summary:
-        return cls.from_json(json.loads(Path(path).read_text()))
+        """``path`` read back; ``ValueError`` naming it for anything that is not a summary (truncated, another
+        format, missing fields)."""
+        try:
+            return cls.from_json(json.loads(Path(path).read_text()))
+        except (OSError, ValueError, TypeError, AttributeError) as err:
+            raise ValueError(f"{path}: not a readable campaign summary ({err})") from None
 
     def write(self, path: Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n")

@@ -214,7 +214,8 @@ def test_arrays_that_declare_more_than_an_entry_may_hold_are_refused_before_load
     """A compressed archive whose members are honest about their sizes but huge (a zip bomb) is refused
     from its headers: the limit is lowered here so that the test need not write one."""
     path = _write(tmp_path, NPZ)
-    np.savez_compressed(path / "arrays.npz", **{n: np.zeros((1, NPZ, 2), np.float32) for n in ("query", "key", "value")})
+    zeros = {n: np.zeros((1, NPZ, 2), np.float32) for n in ("query", "key", "value")}
+    np.savez_compressed(path / "arrays.npz", **zeros)
     assert (path / "arrays.npz").stat().st_size < 959, "the archive itself must be within the limit"
     monkeypatch.setattr(corpus, "MAX_ARRAY_BYTES", 959)
     with pytest.raises(corpus.CorpusError, match=r"arrays\.npz: its arrays declare 960 bytes in all, more than "
