@@ -292,6 +292,18 @@ def _cmd_repro(args: argparse.Namespace) -> int:
     return EXIT_REGRESSION if any(v.verdict in (*FAILED, STILL_FAILING) for v in verdicts) else 0
 
 
+def _cmd_promote(args: argparse.Namespace) -> int:
+    from fuzz.corpus.candidates import promote
+    from fuzz.corpus.entry import CorpusError
+
+    try:
+        path = promote(Path(args.candidate), prepare_output(Path(args.corpus), "--corpus"))
+    except (CorpusError, FileExistsError) as err:
+        raise UsageError(str(err)) from err
+    print(f"promoted to {path}: replay now checks it (lafuzz repro {path})")
+    return 0
+
+
 def _cmd_merge(args: argparse.Namespace) -> int:
     from fuzz.campaign.merge import merge_runs
 
@@ -381,6 +393,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--property", help="check this property instead of the entry's")
     p.add_argument("--backends", help="comma-separated backends instead of the entry's")
     p.set_defaults(func=_cmd_repro)
+
+    p = sub.add_parser("promote", help="copy a corpus candidate (a campaign's OUT/near-misses/<property>/<id>) "
+                       "into the regression corpus")
+    p.add_argument("candidate", help="the candidate's entry directory")
+    p.add_argument("--corpus", default="corpus", help="the corpus to add it to (default corpus)")
+    p.set_defaults(func=_cmd_promote)
 
     p = sub.add_parser("merge", help="merge campaign outputs (shards) into one corpus, database and report")
     p.add_argument("runs", nargs="+", help="campaign output directories")
