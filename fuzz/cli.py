@@ -318,11 +318,15 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from fuzz.campaign.report import regenerate
+    from fuzz.campaign.report import regenerate, write_pngs
+    from fuzz.campaign.summary import Summary
 
     path = Path(args.summary)
+    path = path / "summary.json" if path.is_dir() else path
     try:
-        print(regenerate(path / "summary.json" if path.is_dir() else path))
+        print(regenerate(path))
+        if args.png:
+            print("\n".join(map(str, write_pngs(Summary.read(path), prepare_output(Path(args.png), "--png")))))
     except ValueError as err:
         raise UsageError(str(err)) from err
     return 0
@@ -407,6 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="regenerate report.html from a summary.json (or its directory)")
     p.add_argument("summary")
+    p.add_argument("--png", help="also write each plot as DIR/report-<name>.png")
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("import-cuda", help="write the CUDA EP reference cases as corpus entries")
