@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fuzz import environment
+from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:
@@ -149,6 +150,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.campaign.database import open_database
     from fuzz.campaign.resources import default_jobs
     from fuzz.campaign.worker import NATIVE_LOG, probe
+    from fuzz.corpus.entry import CorpusError, marks
     from fuzz.engine.properties import PROPERTIES, resolve_property
 
     shard = _campaign_shard(args.shard, seeded=args.seed is not None)
@@ -162,6 +164,11 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown backend(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
     if args.database:
         _checked(open_database, args.database)
+    prepare_output(Path(args.out))
+    try:
+        marks(Path(args.corpus))  # the known-failure marks every worker reads: a bad entry is one line here
+    except CorpusError as err:
+        raise UsageError(f"--corpus: {err}") from err
     try:
         with environment.native_output_to(Path(args.out) / NATIVE_LOG):
             found = probe(names)
@@ -231,7 +238,7 @@ def _read_entries(directories: list[Path]) -> tuple[list[Entry], list[CorpusErro
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from fuzz.corpus.replay import NOW_FIXED, REGRESSION, STILL_FAILING, replay, unreadable_line
+    from fuzz.corpus.replay import FAILED, NOW_FIXED, STILL_FAILING, replay, unreadable_line
 
     entries, unreadable = _read_entries(_entry_dirs(args.paths, args.corpus))
     for error in unreadable:
@@ -248,18 +255,18 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     counts: dict[str, int] = {}
     for v in verdicts:
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
-        if args.verbose or v.verdict in (REGRESSION, STILL_FAILING, NOW_FIXED):
+        if args.verbose or v.verdict in (*FAILED, STILL_FAILING, NOW_FIXED):
             print(v.line())
     print(f"replayed {len(entries)} entries ({len(unreadable)} unreadable), {len(verdicts)} checks: "
           + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
     if unreadable:
         return EXIT_UNREADABLE
-    return EXIT_REGRESSION if counts.get(REGRESSION) else 0
+    return EXIT_REGRESSION if any(counts.get(v) for v in FAILED) else 0
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:
     from fuzz.corpus import entry as corpus
-    from fuzz.corpus.replay import REGRESSION, STILL_FAILING, replay_entry
+    from fuzz.corpus.replay import FAILED, STILL_FAILING, replay_entry
 
     path = Path(args.path)
     if not (path / corpus.DOCUMENT_KEY).is_file():
@@ -285,7 +292,19 @@ def _cmd_repro(args: argparse.Namespace) -> int:
             b.close()
     for v in verdicts:
         print(v.line())
-    return EXIT_REGRESSION if any(v.verdict in (REGRESSION, STILL_FAILING) for v in verdicts) else 0
+    return EXIT_REGRESSION if any(v.verdict in (*FAILED, STILL_FAILING) for v in verdicts) else 0
+
+
+def _cmd_promote(args: argparse.Namespace) -> int:
+    from fuzz.corpus.candidates import promote
+    from fuzz.corpus.entry import CorpusError
+
+    try:
+        path = promote(Path(args.candidate), prepare_output(Path(args.corpus), "--corpus"))
+    except (CorpusError, FileExistsError) as err:
+        raise UsageError(str(err)) from err
+    print(f"promoted to {path}: replay now checks it (lafuzz repro {path})")
+    return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -301,7 +320,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     for name, reason in missing.items():
         print(f"backend {name} not available: {reason}")
     try:
-        out = export_entry(entry, Path(args.out), backends=list(backends.values()), check=not args.no_run)
+        out = export_entry(entry, prepare_output(Path(args.out), "--out"), backends=list(backends.values()),
+                           check=not args.no_run)
     except ExportError as err:
         raise UsageError(str(err)) from err
     finally:
@@ -314,9 +334,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _cmd_merge(args: argparse.Namespace) -> int:
     from fuzz.campaign.merge import merge_runs
 
+    prepare_output(Path(args.out))
     try:
         merged = merge_runs([Path(p) for p in args.runs], Path(args.out))
-    except FileNotFoundError as err:
+    except ValueError as err:
         raise UsageError(str(err)) from err
     print(f"merged {merged.merged_from} runs: {merged.examples} cases, {len(merged.findings)} finding(s) "
           f"-> {args.out}/report.html")
@@ -324,17 +345,25 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from fuzz.campaign.report import regenerate
+    from fuzz.campaign.report import regenerate, write_pngs
+    from fuzz.campaign.summary import Summary
 
     path = Path(args.summary)
-    print(regenerate(path / "summary.json" if path.is_dir() else path))
+    path = path / "summary.json" if path.is_dir() else path
+    try:
+        print(regenerate(path))
+        if args.png:
+            print("\n".join(map(str, write_pngs(Summary.read(path), prepare_output(Path(args.png), "--png")))))
+    except ValueError as err:
+        raise UsageError(str(err)) from err
     return 0
 
 
 def _cmd_import_cuda(args: argparse.Namespace) -> int:
     from fuzz.corpus.cuda_reference import import_reference
 
-    written = import_reference(Path(args.corpus), Path(args.source) if args.source else None)
+    root = prepare_output(Path(args.corpus), "--corpus")
+    written = import_reference(root, Path(args.source) if args.source else None)
     print(f"wrote {len(written)} reference entries under {args.corpus}")
     return 0
 
@@ -404,6 +433,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-run", action="store_true", help="do not run the written repro.py once to record its output")
     p.set_defaults(func=_cmd_export)
 
+    p = sub.add_parser("promote", help="copy a corpus candidate (a campaign's OUT/near-misses/<property>/<id>) "
+                       "into the regression corpus")
+    p.add_argument("candidate", help="the candidate's entry directory")
+    p.add_argument("--corpus", default="corpus", help="the corpus to add it to (default corpus)")
+    p.set_defaults(func=_cmd_promote)
+
     p = sub.add_parser("merge", help="merge campaign outputs (shards) into one corpus, database and report")
     p.add_argument("runs", nargs="+", help="campaign output directories")
     p.add_argument("--out", required=True)
@@ -411,6 +446,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="regenerate report.html from a summary.json (or its directory)")
     p.add_argument("summary")
+    p.add_argument("--png", help="also write each plot as DIR/report-<name>.png")
     p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("import-cuda", help="write the CUDA EP reference cases as corpus entries")

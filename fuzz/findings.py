@@ -20,7 +20,7 @@ from fuzz.engine.case import Case
 
 
 class Kind(enum.StrEnum):
-    """How a property failed (or, for ``REFERENCE``, a stored reference result that is not a failure)."""
+    """How a property failed (or, for ``REFERENCE`` and ``NEAR_MISS``, an entry that is not a failure)."""
 
     MISMATCH = "mismatch"
     """Results differ beyond the tolerance model, or are not bitwise identical / exactly zero where required."""
@@ -40,6 +40,9 @@ class Kind(enum.StrEnum):
     """The suite itself (or a backend outside its typed outcomes) raised: a bug to fix here."""
     REFERENCE = "reference"
     """A corpus entry holding results computed elsewhere (the CUDA EP's), not a failure."""
+    NEAR_MISS = "near-miss"
+    """A corpus entry holding a case that passed close to its tolerance (``fuzz.corpus.candidates``), not a
+    failure."""
 
 
 @dataclass(frozen=True)

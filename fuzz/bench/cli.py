@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fuzz import environment
+from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError
 
 from .protocol import FULL, QUICK
@@ -107,6 +108,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         options = options_from_args(args)
     except ValueError as err:
         raise UsageError(str(err)) from err
+    prepare_output(args.out)
     results = run_benchmark(options, log=lambda line: print(line, file=sys.stderr, flush=True))
     written = write_outputs(results, args.out)
     print(markdown(results))

@@ -41,6 +41,8 @@ from fuzz.campaign.shard import Shard, WorkUnit, work_units
 from fuzz.campaign.summary import Summary
 from fuzz.campaign.unit import UnitResult
 from fuzz.campaign.worker import NATIVE_LOG, Worker, init_worker, probe, run_in_worker
+from fuzz.corpus import candidates
+from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding
@@ -99,6 +101,9 @@ class Campaign:
         self.coverage: Counter = Counter()
         self.ratios: dict[str, Counter] = {}
         self.parts: dict[str, list[float]] = {}
+        self.part_cases: dict[str, list[str]] = {}
+        self.near_misses: list[NearMiss] = []
+        self.first_seen: dict[str, dict[str, float]] = {"findings": {}, "buckets": {}}
         self.known_cases: Counter = Counter()
         self.per_property: dict[str, Counter] = {p: Counter() for p in config.properties}
         self.tiers: dict[str, Counter] = {}
@@ -111,20 +116,22 @@ class Campaign:
         self.stop_time = math.inf if config.time_budget is None else time.time() + config.time_budget
 
     # ---- results ------------------------------------------------------------------------------
+    def _provenance(self, backends: tuple[str, ...]) -> dict[str, Any]:
+        """Where an entry of this campaign comes from (the unit is added by the caller)."""
+        return {
+            "found": datetime.now(UTC).isoformat(timespec="seconds"),
+            "campaign_seed": self.config.seed,
+            "shard": str(self.config.shard),
+            "hypothesis": hypothesis.__version__,
+            "host": platform.node(),
+            "backends": {n: self.backend_info.get(n, {}) for n in backends},
+        }
+
     def _entry(self, unit: WorkUnit, finding: Finding) -> Entry:
         return Entry(
             finding=finding,
             expected={"contract": f"property {finding.property!r} holds for these backends"},
-            provenance={
-                "found": datetime.now(UTC).isoformat(timespec="seconds"),
-                "campaign_seed": self.config.seed,
-                "shard": str(self.config.shard),
-                "unit": unit.key,
-                "unit_seed": unit.seed,
-                "hypothesis": hypothesis.__version__,
-                "host": platform.node(),
-                "backends": {n: self.backend_info.get(n, {}) for n in finding.backends},
-            },
+            provenance={**self._provenance(finding.backends), "unit": unit.key, "unit_seed": unit.seed},
         )
 
     def _record(self, unit: WorkUnit, finding: Finding) -> None:
@@ -134,6 +141,7 @@ class Campaign:
         entry = self._entry(unit, finding)
         path = write_entry(self.corpus_dir, entry)
         export_upstream(entry, path)
+        self.first_seen["findings"][finding.id] = round(self.progress.elapsed, 2)
         self.findings[finding.id] = {**finding.to_json(), "corpus_path": str(path),
                                      "reproduce": f"lafuzz repro {path}", "first_unit": unit.key, "count": 1}
         label = "known" if finding.known else "new"
@@ -151,10 +159,17 @@ class Campaign:
         self.backend_calls.update(result.backend_calls)
         self.window_calls.update(result.window_calls)
         self.coverage.update(result.coverage)
+        reached = self.first_seen["buckets"]
+        for label in result.coverage:
+            if coverage.counted(label) and label not in reached:
+                reached[label] = round(self.progress.elapsed, 2)
         self.known_cases.update(result.known)
         self.ratios.setdefault(result.unit.property, Counter()).update(result.ratios)
         for part, ratio in result.parts.items():
             self.parts.setdefault(part, []).append(ratio)
+            self.part_cases.setdefault(part, []).append(f"unit {result.unit.key}: {result.part_cases.get(part, '?')}")
+        if result.near_miss is not None:
+            self.near_misses = candidates.highest([*self.near_misses, result.near_miss])
         stats = self.per_property[result.unit.property]
         stats.update(units=1, examples=result.examples, known=sum(result.known.values()))
         self.database_keys |= result.database_keys
@@ -269,11 +284,13 @@ class Campaign:
         finally:
             signal.signal(signal.SIGINT, previous)
         self.progress.finish()
-        summary = self.summary()
+        written = candidates.write_candidates(self.config.out, self.near_misses, self._provenance(()))
+        summary = self.summary(written)
         write_report(summary, self.config.out)
         return summary
 
-    def summary(self) -> Summary:
+    def summary(self, near_misses: list[dict[str, Any]] | None = None) -> Summary:
+        """The campaign so far; ``near_misses`` are the rows of the candidates written (``write_candidates``)."""
         elapsed = self.progress.elapsed
         config = asdict(self.config)
         config.update(shard=str(self.config.shard), out=str(self.config.out),
@@ -301,11 +318,14 @@ class Campaign:
             coverage=coverage.table(self.coverage),
             ratio_histogram={p: dict(c) for p, c in self.ratios.items()},
             error_ratios={part: [round(r, 6) for r in ratios] for part, ratios in sorted(self.parts.items())},
+            error_cases=dict(sorted(self.part_cases.items())),
             known_cases=dict(self.known_cases),
             per_property={p: dict(c) for p, c in self.per_property.items()},
             per_tier={t: dict(c) for t, c in sorted(self.tiers.items())},
             findings=list(self.findings.values()),
             database_keys=sorted(k.hex() for k in self.database_keys),
+            first_seen=self.first_seen,
+            near_misses=near_misses or [],
         )
 
 

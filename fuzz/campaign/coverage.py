@@ -185,6 +185,12 @@ def table(counts: Counter) -> dict[str, dict[str, int]]:
     return rows
 
 
+def counted(label: str) -> bool:
+    """Whether an ``"axis: bucket"`` label is one of ``UNIVERSE``'s buckets (those the progress line counts)."""
+    axis, _, bucket = label.partition(": ")
+    return bucket in UNIVERSE.get(axis, ())
+
+
 def reached(counts: Counter) -> tuple[int, int]:
     """``(buckets reached, buckets in UNIVERSE)``."""
     total = sum(len(names) for names in UNIVERSE.values())

@@ -14,11 +14,13 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 from fuzz.campaign.summary import Summary
 from fuzz.engine.compare import RATIO_CAP
@@ -49,11 +51,22 @@ def regenerate(summary_path: Path) -> Path:
 
 
 # ---- plots -------------------------------------------------------------------------------------
-def _png(draw: Callable[[plt.Axes], None], width: float = 7.0, height: float = 3.6) -> str:
+Draw = Callable[[plt.Axes], None]
+SVG = "http://www.w3.org/2000/svg"
+FLOOR = 1e-6
+"""Where an exact comparison (ratio 0) is drawn on the log axes."""
+
+
+def _figure(draw: Draw, width: float, height: float) -> Figure:
     figure, axes = plt.subplots(figsize=(width, height))
+    draw(axes)
+    figure.tight_layout()
+    return figure
+
+
+def _png(draw: Draw, width: float = 7.0, height: float = 3.6) -> str:
+    figure = _figure(draw, width, height)
     try:
-        draw(axes)
-        figure.tight_layout()
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=90)
     finally:
@@ -61,44 +74,80 @@ def _png(draw: Callable[[plt.Axes], None], width: float = 7.0, height: float = 3
     return f'<img alt="plot" src="data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}">'
 
 
-def _error_points(summary: Summary) -> dict[str, list[float]]:
+def _svg(draw: Draw, titles: dict[str, list[str]], width: float, height: float) -> str:
+    """The plot as inline SVG in which each marker of the scatter whose ``gid`` is a key of ``titles`` carries
+    its text as a ``<title>``: a browser shows it when the pointer rests on the point."""
+    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "lafuzz"}):
+        figure = _figure(draw, width, height)
+        try:
+            buffer = io.StringIO()
+            figure.savefig(buffer, format="svg")
+        finally:
+            plt.close(figure)
+    ElementTree.register_namespace("", SVG)
+    ElementTree.register_namespace("xlink", "http://www.w3.org/1999/xlink")
+    root = ElementTree.fromstring(buffer.getvalue())
+    for group in root.iter(f"{{{SVG}}}g"):
+        for marker, text in zip(group.iter(f"{{{SVG}}}use"), titles.get(group.get("id", ""), []), strict=False):
+            ElementTree.SubElement(marker, f"{{{SVG}}}title").text = text
+    return ElementTree.tostring(root, encoding="unicode")
+
+
+Point = tuple[float, str]
+"""A ratio and what it came from (the unit and the case, or the finding and its ``lafuzz repro``)."""
+
+
+def _error_points(summary: Summary) -> dict[str, list[Point]]:
     """Worst error/tolerance ratio per unit for every ``"backends|part"`` (passing cases), plus every
-    mismatch found at its worst element (ratio > 1)."""
-    points = {part: list(ratios) for part, ratios in summary.error_ratios.items()}
+    mismatch found at its worst element (ratio > 1), each with the case it came from."""
+    points = {}
+    for part, ratios in summary.error_ratios.items():
+        cases = summary.error_cases.get(part) or ["(case not recorded)"] * len(ratios)
+        points[part] = [(r, f"{r:.3g}: {case}" if r else f"exact: {case}")
+                        for r, case in zip(ratios, cases, strict=False)]
     for f in summary.findings:
         m = f.get("mismatch") or {}
         ratio = m.get("ratio")
         if isinstance(ratio, float) and 0 < ratio < float("inf"):
             part = "output" if m["tensor"] == "output" else f"slot {m['slot']}"
-            points.setdefault(f"{m['pair']}|{part}", []).append(ratio)
+            label = f"{ratio:.3g}: finding {f['id']}: {f['summary']}; {f['reproduce']}"
+            points.setdefault(f"{m['pair']}|{part}", []).append((ratio, label))
     return points
 
 
-def _grouped(points: dict[str, list[float]], side: int) -> dict[str, list[float]]:
-    """Ratios grouped by one side of ``"backends|part"`` (0: backend pair, 1: output or slot)."""
-    groups: dict[str, list[float]] = {}
-    for key, ratios in points.items():
-        groups.setdefault(key.split("|")[side], []).extend(ratios)
+def _grouped(points: dict[str, list[Point]], side: int) -> dict[str, list[Point]]:
+    """Points grouped by one side of ``"backends|part"`` (0: backend pair, 1: output or slot)."""
+    groups: dict[str, list[Point]] = {}
+    for key, found in points.items():
+        groups.setdefault(key.split("|")[side], []).extend(found)
     return dict(sorted(groups.items()))
 
 
-def _strip(groups: dict[str, list[float]], what: str) -> Callable[[plt.Axes], None]:
+def _strip(groups: dict[str, list[Point]], what: str) -> Draw:
     def draw(ax: plt.Axes) -> None:
-        floor = 1e-6
-        for i, ratios in enumerate(groups.values()):
-            shown = [min(max(r, floor), RATIO_CAP) for r in ratios]
+        for i, found in enumerate(groups.values()):
+            shown = [min(max(r, FLOOR), RATIO_CAP) for r, _ in found]
             jitter = [i + 0.3 * ((j * 0.618) % 1 - 0.5) for j in range(len(shown))]
-            ax.scatter(jitter, shown, s=8, alpha=0.5, color=["#4a78b5" if r <= 1 else "#b3261e" for r in ratios])
-        ax.axhline(1.0, color="k", linestyle="--", linewidth=1, label="error = tolerance")
-        ax.set_xticks(range(len(groups)), list(groups), rotation=30, ha="right", fontsize=7)
-        ax.set(yscale="log", ylabel="max error / tolerance", title=f"error against tolerance, per {what} "
-               f"(one dot per work unit; above the line fails; exact = {floor:g}, shown at most {RATIO_CAP:g})")
-        ax.legend(fontsize=7, loc="upper left")
+            ax.scatter(jitter, shown, s=10, alpha=0.55, gid=f"points-{i}",
+                       color=["#4a78b5" if r <= 1 else "#b3261e" for r, _ in found])
+        ax.axhline(1.0, color="k", linestyle="--", linewidth=1, label="error = tolerance (above: fails)")
+        ax.set_xticks(range(len(groups)), list(groups), rotation=30, ha="right", fontsize=8)
+        ax.set(yscale="log", ylabel="max error / tolerance", title=f"error against tolerance, per {what}")
+        ax.legend(fontsize=8, loc="lower right")
 
     return draw
 
 
-def _ratios(histogram: dict[str, dict[str, int]]) -> Callable[[plt.Axes], None]:
+def _strip_svg(groups: dict[str, list[Point]], what: str) -> str:
+    titles = {f"points-{i}": [label for _, label in found] for i, found in enumerate(groups.values())}
+    return _svg(_strip(groups, what), titles, 9.0, 4.2)
+
+
+def _decade(bucket: str) -> str:
+    return "exact" if bucket == "0" else f"$10^{{{bucket[2:]}}}$"
+
+
+def _ratios(histogram: dict[str, dict[str, int]]) -> Draw:
     def draw(ax: plt.Axes) -> None:
         buckets = sorted({b for counts in histogram.values() for b in counts},
                          key=lambda b: -999 if b == "0" else int(b[2:]))
@@ -106,22 +155,108 @@ def _ratios(histogram: dict[str, dict[str, int]]) -> Callable[[plt.Axes], None]:
         for i, (prop, counts) in enumerate(sorted(histogram.items())):
             ax.bar([j + i * width for j in range(len(buckets))], [counts.get(b, 0) for b in buckets],
                    width=width, label=prop)
-        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(buckets))],
-                      ["exact" if b == "0" else f"≥{b}" for b in buckets])
-        ax.set(yscale="log", xlabel="worst error / tolerance of the case (1 = at the tolerance)", ylabel="cases",
-               title="how close passing cases came to their tolerance, per property")
-        ax.legend(fontsize=7)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(buckets))], [_decade(b) for b in buckets])
+        ax.tick_params(axis="x", labelsize=9)
+        ax.set(yscale="log", xlabel="worst error / tolerance of the case, by decade (1 = at the tolerance)",
+               ylabel="cases", title="how close passing cases came to their tolerance")
+        ax.legend(fontsize=7, title="property", title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
     return draw
 
 
-def _memory(samples: list[list[float]]) -> Callable[[plt.Axes], None]:
+def _discoveries(first_seen: dict[str, dict[str, float]], elapsed: float) -> Draw:
+    def draw(ax: plt.Axes) -> None:
+        def cumulative(axes: plt.Axes, times: list[float], colour: str, label: str) -> None:
+            times = sorted(times)
+            axes.step([0.0, *times, elapsed], [0, *range(1, len(times) + 1), len(times)], where="post",
+                      color=colour, label=label)
+            axes.set_ylim(bottom=0)
+
+        cumulative(ax, list(first_seen.get("buckets", {}).values()), "#4a78b5", "coverage buckets reached")
+        other = ax.twinx()
+        cumulative(other, list(first_seen.get("findings", {}).values()), "#b3261e", "findings (new and known)")
+        other.yaxis.get_major_locator().set_params(integer=True)
+        ax.set(xlabel="seconds from the start", ylabel="buckets reached", title="discoveries over time")
+        other.set_ylabel("findings")
+        ax.legend(handles=[*ax.get_lines(), *other.get_lines()], fontsize=8, loc="lower right")
+
+    return draw
+
+
+def _memory(samples: list[list[float]]) -> Draw:
     def draw(ax: plt.Axes) -> None:
         ax.plot([s[0] for s in samples], [s[1] for s in samples], marker=".")
         ax.set(xlabel="seconds", ylabel="MiB", title="resident memory (all campaign processes)")
         ax.set_ylim(bottom=0)
 
     return draw
+
+
+def _shade(count: int, most: int) -> tuple[float, float, float, float]:
+    """The colour of a coverage cell: blue growing with ``count`` (a log scale); red for a bucket never reached."""
+    if not count:
+        return (0.965, 0.773, 0.753, 1.0)
+    return (0.29, 0.47, 0.71, 0.1 + 0.6 * math.log1p(count) / math.log1p(most))
+
+
+COVERAGE_COLUMNS = 4
+"""Buckets per row of the coverage table drawn as a picture (an axis with more continues below)."""
+
+
+def _coverage_picture(coverage: dict[str, dict[str, int]]) -> Draw:
+    """The coverage table drawn by matplotlib (for ``--png``): the same cells and shades as the HTML."""
+    def draw(ax: plt.Axes) -> None:
+        text, colours = [], []
+        for axis, row in coverage.items():
+            most = max(row.values(), default=0) or 1
+            cells = list(row.items())
+            for start in range(0, len(cells), COVERAGE_COLUMNS):
+                chunk = cells[start:start + COVERAGE_COLUMNS]
+                blank = COVERAGE_COLUMNS - len(chunk)
+                text.append([axis if start == 0 else ""] + [f"{b}: {n}" for b, n in chunk] + [""] * blank)
+                colours.append([(0.95, 0.95, 0.95, 1.0)] + [_shade(n, most) for _, n in chunk]
+                               + [(1, 1, 1, 1)] * blank)
+        widths = [0.12] + [0.88 / COVERAGE_COLUMNS] * COVERAGE_COLUMNS
+        table = ax.table(cellText=text, cellColours=colours, colWidths=widths, bbox=(0, 0, 1, 1), cellLoc="left")
+        table.auto_set_font_size(False)
+        table.set_fontsize(6.5)
+        ax.axis("off")
+        ax.set_title("coverage: cases per bucket (red: never reached)")
+
+    return draw
+
+
+def figures(summary: Summary) -> dict[str, tuple[Draw, float, float]]:
+    """Every plot of the report by file name, with its size in inches: what ``--png`` writes."""
+    points = _error_points(summary)
+    found = {
+        "ratios": (_ratios(summary.ratio_histogram), 8.0, 3.6) if summary.ratio_histogram else None,
+        "error-per-pair": (_strip(_grouped(points, 0), "backend pair"), 9.0, 4.2) if points else None,
+        "error-per-slot": (_strip(_grouped(points, 1), "output / state slot"), 9.0, 4.2) if points else None,
+        "discoveries": (_discoveries(summary.first_seen, summary.elapsed_s), 7.0, 3.2) if summary.first_seen else None,
+        "coverage": (_coverage_picture(summary.coverage), 12.0, 0.19 * _coverage_lines(summary.coverage) + 0.5),
+        "memory": (_memory(summary.rss_samples), 7.0, 3.2) if len(summary.rss_samples) > 1 else None,
+    }
+    return {name: figure for name, figure in found.items() if figure is not None}
+
+
+def _coverage_lines(coverage: dict[str, dict[str, int]]) -> int:
+    return sum(-(-max(len(row), 1) // COVERAGE_COLUMNS) for row in coverage.values())
+
+
+def write_pngs(summary: Summary, directory: Path) -> list[Path]:
+    """Each plot of the report as ``<directory>/report-<name>.png`` (to attach to a ticket, or for the docs)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, (draw, width, height) in figures(summary).items():
+        figure = _figure(draw, width, height)
+        try:
+            figure.savefig(directory / f"report-{name}.png", dpi=80)
+        finally:
+            plt.close(figure)
+        written.append(directory / f"report-{name}.png")
+    return written
 
 
 # ---- HTML --------------------------------------------------------------------------------------
@@ -153,11 +288,23 @@ def _finding(f: dict[str, Any]) -> str:
 
 
 def _heat(count: int, most: int) -> str:
-    """A table cell whose shade grows with ``count`` (a log scale); red for a bucket never reached."""
-    if not count:
-        return '<td style="background:#f6c5c0">0</td>'
-    share = math.log1p(count) / math.log1p(most)
-    return f'<td style="background:rgba(74,120,181,{0.1 + 0.6 * share:.2f})">{count}</td>'
+    """A table cell shaded by ``_shade``."""
+    r, g, b, a = _shade(count, most)
+    return f'<td style="background:rgba({r * 255:.0f},{g * 255:.0f},{b * 255:.0f},{a:.2f})">{count}</td>'
+
+
+def _near_misses(rows: list[dict[str, Any]]) -> str:
+    """The passing cases closest to their tolerance, each saved as a corpus candidate, with its commands."""
+    if not rows:
+        return "<h3>Near misses</h3><p>No passing case came near its tolerance (every comparison was exact).</p>"
+    body = "".join(
+        f"<tr><td>{m['ratio']:.3g}</td><td>{html.escape(m['property'])}</td><td>{html.escape(m['part'])}</td>"
+        f"<td><code>{html.escape(m['summary'])}</code></td><td><code>{html.escape(m['reproduce'])}</code><br>"
+        f"<code>{html.escape(m['promote'])}</code></td></tr>" for m in rows)
+    return (f"<h3>Near misses: the {len(rows)} passing cases closest to their tolerance</h3>"
+            "<p>Each is saved as a corpus candidate; promote one to keep it as a regression entry.</p>"
+            "<table><tr><th>error / tolerance</th><th>property</th><th>where</th><th>case</th>"
+            f"<th>re-check, promote</th></tr>{body}</table>")
 
 
 def _coverage_section(summary: Summary) -> str:
@@ -225,14 +372,21 @@ def render_html(summary: Summary) -> str:
     parts.extend(_finding(f) for f in findings)
     if not findings:
         parts.append("<p>None.</p>")
+    if summary.first_seen:
+        parts.append("<h2>Discoveries over time</h2>")
+        parts.append(_png(_discoveries(summary.first_seen, summary.elapsed_s), 7.0, 3.2))
     parts.append("<h2>Error against tolerance</h2>")
     if summary.ratio_histogram:
-        parts.append(_png(_ratios(summary.ratio_histogram)))
+        parts.append(_png(_ratios(summary.ratio_histogram), 8.0, 3.6))
     points = _error_points(summary)
     if points:
-        parts.append("<p>Every comparison of every case, passing or not, at its worst element:</p>")
-        parts.append(_png(_strip(_grouped(points, 0), "backend pair"), 9.0, 4.2))
-        parts.append(_png(_strip(_grouped(points, 1), "output / state slot"), 9.0, 4.2))
+        parts.append("<p>Every comparison, passing or not, at its worst element: one dot per work unit and "
+                     f"backend pair or slot, its worst case; a failure is a red dot above the line. Exact "
+                     f"agreement is drawn at {FLOOR:g}, anything above {RATIO_CAP:g} at {RATIO_CAP:g}. Rest the "
+                     "pointer on a dot to see its unit and case.</p>")
+        parts.append(_strip_svg(_grouped(points, 0), "backend pair"))
+        parts.append(_strip_svg(_grouped(points, 1), "output / state slot"))
+    parts.append(_near_misses(summary.near_misses))
     parts.append(_coverage_section(summary))
     if len(summary.rss_samples) > 1:
         parts.append("<h2>Memory</h2>")

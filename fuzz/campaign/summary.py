@@ -77,6 +77,15 @@ class Summary:
     window_calls: dict[str, int] = field(default_factory=dict)
     """Backend name -> its calls with ``W > 0`` (natively or in prefix mode: ``backends[name]["window"]``)."""
     database_values_copied: dict[str, int] = field(default_factory=dict)
+    error_cases: dict[str, list[str]] = field(default_factory=dict)
+    """``"backends|part"`` -> the unit and one-line case of each ratio in ``error_ratios``, in the same order
+    (empty in summaries written before it existed)."""
+    first_seen: dict[str, dict[str, float]] = field(default_factory=dict)
+    """``{"findings": {id: seconds}, "buckets": {"axis: bucket": seconds}}``: when each finding and each
+    coverage bucket was first reached, in seconds from the start (for the discovery chart)."""
+    near_misses: list[dict[str, Any]] = field(default_factory=list)
+    """The passing cases closest to their tolerance, highest ratio first, with where their candidate entry
+    was written and the commands that re-check and promote it (``fuzz.corpus.candidates``)."""
 
     @property
     def exit_status(self) -> int:
@@ -111,7 +120,12 @@ class Summary:
 
     @classmethod
     def read(cls, path: Path) -> Summary:
-        return cls.from_json(json.loads(Path(path).read_text()))
+        """``path`` read back; ``ValueError`` naming it for anything that is not a summary (truncated, another
+        format, missing fields)."""
+        try:
+            return cls.from_json(json.loads(Path(path).read_text()))
+        except (OSError, ValueError, TypeError, AttributeError) as err:
+            raise ValueError(f"{path}: not a readable campaign summary ({err})") from None
 
     def write(self, path: Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n")
@@ -133,10 +147,16 @@ class Summary:
         merged.cases_per_second = round(sum(s.cases_per_second for s in summaries), 1)
         for name in ("units", "examples", "units_stopped_early", "units_abandoned", "checked_examples"):
             setattr(merged, name, sum(getattr(s, name) for s in summaries))
-        merged.error_ratios = {}
+        merged.error_ratios, merged.error_cases, merged.first_seen = {}, {}, {}
         for s in summaries:
             for part, ratios in s.error_ratios.items():
                 merged.error_ratios.setdefault(part, []).extend(ratios)
+                merged.error_cases.setdefault(part, []).extend(s.error_cases.get(part, ["?"] * len(ratios)))
+            for kind, times in s.first_seen.items():
+                earliest = merged.first_seen.setdefault(kind, {})
+                for name, seconds in times.items():
+                    earliest[name] = min(seconds, earliest.get(name, seconds))
+        merged.near_misses = sorted((m for s in summaries for m in s.near_misses), key=lambda m: -m["ratio"])
         for name in ("backend_calls", "window_calls", "coverage", "per_property", "per_tier", "ratio_histogram",
                      "known_cases"):
             total: dict[str, Any] = {}

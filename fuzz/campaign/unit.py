@@ -38,6 +38,7 @@ from hypothesis.errors import FlakyFailure
 from fuzz.backends import Backend, Capabilities, ChainCall, Lost
 from fuzz.campaign.coverage import buckets
 from fuzz.campaign.shard import WorkUnit
+from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.corpus.known_issues import Classifier, affecting
 from fuzz.engine.case import Case
@@ -101,6 +102,10 @@ class UnitResult:
     database_keys: set[bytes] = field(default_factory=set)
     parts: dict[str, float] = field(default_factory=dict)
     """Worst passing error/tolerance ratio per ``"backends|output"`` / ``"backends|slot j"``."""
+    part_cases: dict[str, str] = field(default_factory=dict)
+    """The one-line summary of the case behind each ratio of ``parts`` (so each plotted point names its case)."""
+    near_miss: NearMiss | None = None
+    """The passing case that came closest to its tolerance (a ratio above 0), kept whole."""
     known: Counter = field(default_factory=Counter)
     """Known-issue id -> examples it covered (counted, not shrunk again)."""
     skips: Counter = field(default_factory=Counter)
@@ -218,7 +223,11 @@ def run_unit(
         for who, why in checked.skipped.items():
             result.skips[f"{who}: {why}"] += 1
         for part, ratio in checked.parts.items():
-            result.parts[part] = max(result.parts.get(part, 0.0), ratio)
+            if part not in result.parts or ratio > result.parts[part]:
+                result.parts[part], result.part_cases[part] = ratio, case.summary()
+        if checked.parts and checked.max_ratio > (result.near_miss.ratio if result.near_miss else 0.0):
+            worst = max(checked.parts, key=checked.parts.__getitem__)
+            result.near_miss = NearMiss(checked.max_ratio, worst, unit.property, unit.key, case)
         target(min(checked.max_ratio, RATIO_CAP), label=f"{unit.property} error/tolerance")
 
     # a distinct database key per unit and backend selection

@@ -24,10 +24,13 @@ document and arrays in one archive) and ``lafuzz repro`` all use it.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import math
+import os
 import shutil
+import stat
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -38,7 +41,9 @@ from typing import Any
 import numpy as np
 
 from fuzz.engine.case import Case
+from fuzz.engine.properties import PROPERTIES
 from fuzz.findings import Finding, Kind, KnownMark
+from oracles.validation import ValidationError
 
 FORMAT = "lafuzz-corpus/1"
 INLINE_LIMIT = 64
@@ -50,6 +55,11 @@ NPZ = "arrays.npz"
 """The only file besides ``entry.json`` that reading an entry opens (no field names another path)."""
 ARRAY_KINDS = "biuf"
 """NumPy dtype kinds an entry may store (bool, integers, floats): nothing that needs pickling."""
+MAX_DOCUMENT_BYTES = 16 * 2**20
+"""The largest ``entry.json`` read (inline arrays are tiny; reports are text)."""
+MAX_ARRAY_BYTES = 256 * 2**20
+"""The most an entry's arrays may declare in all, and the largest ``arrays.npz`` read: far above the
+largest case a campaign draws (about 1 MiB), far below what would strain a machine."""
 _NPY_HEADERS: dict[tuple[int, int], Callable[..., tuple[tuple[int, ...], bool, np.dtype]]] = {
     (1, 0): np.lib.format.read_array_header_1_0,
     (2, 0): np.lib.format.read_array_header_2_0,
@@ -187,15 +197,20 @@ def _check_document(document: Any) -> dict[str, Any]:
     if document.get("format") != FORMAT:
         raise _Problem(f"{DOCUMENT_KEY}: format {document.get('format')!r}, expected {FORMAT!r}")
     _plain_name(document, "id")
-    _plain_name(document, "property")
-    if not all(isinstance(b, str) for b in _field(document, "backends", list)):
-        raise _Problem(f"{DOCUMENT_KEY}: field 'backends' must list backend names")
+    if _plain_name(document, "property") not in PROPERTIES:  # never ``module:attribute``: data imports no code
+        raise _Problem(f"{DOCUMENT_KEY}: unknown property {document['property']!r}; known: {', '.join(PROPERTIES)}")
+    backends = _field(document, "backends", list)
+    if not backends or not all(isinstance(b, str) and b for b in backends):
+        raise _Problem(f"{DOCUMENT_KEY}: field 'backends' must list one or more backend names")
     kind = _field(document, "kind", str)
     if kind not in {str(k) for k in Kind}:
         raise _Problem(f"{DOCUMENT_KEY}: unknown kind {kind!r}")
     _field(document, "signature", str)
     case = _field(document, "case", dict)
     _field(case, "attrs", dict)
+    _field(case, "aliased", bool, required=False)
+    _field(case, "poison", str, required=False)
+    _field(case, "notes", dict, required=False)
     for name, spec in _field(case, "inputs", dict).items():
         _declared(spec, f"case input {name!r}")
     arrays = _field(document, "arrays", (str, dict))
@@ -281,6 +296,10 @@ def _npz(data: bytes, case: dict[str, Any] | None = None) -> dict[str, np.ndarra
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             headers = {info.filename.removesuffix(".npy"): _npz_header(archive, info) for info in archive.infolist()}
+        declared = sum(math.prod(shape) * dtype.itemsize for shape, dtype in headers.values())
+        if declared > MAX_ARRAY_BYTES:
+            raise _Problem(f"{NPZ}: its arrays declare {declared} bytes in all, more than the {MAX_ARRAY_BYTES} an "
+                           "entry may hold")
         if case is not None:
             _match_case(headers, case)
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
@@ -298,6 +317,27 @@ def _from_stored(document: dict[str, Any], arrays: dict[str, np.ndarray]) -> Ent
         return _entry_from(document, seen, inputs, expected)
     except (KeyError, TypeError, ValueError) as err:
         raise _Problem(f"{DOCUMENT_KEY}: inconsistent entry ({err})") from None
+
+
+def _checked_values(entry: Entry) -> Entry:
+    """``entry`` if its values are what its property can check: a case within the contract for a property
+    that takes only valid cases, and finite values everywhere but in poisoned past slots (the only place
+    the contract lets NaN and Inf be)."""
+    case = entry.finding.case
+    if not PROPERTIES[entry.finding.property].invalid_input:
+        try:
+            case.dims()
+        except ValidationError as err:
+            raise _Problem(f"the case breaks the contract ({err}); property {entry.finding.property!r} takes "
+                           "valid cases only") from None
+    arrays = {**case.inputs, **{EXPECTED_PREFIX + k: v for k, v in entry.expected_arrays.items()}}
+    for name, array in arrays.items():
+        poisoned = name == "past_state" and case.poison is not None and array.ndim == 5
+        checked = array[-1:] if poisoned else array
+        if not np.isfinite(checked).all():
+            where = "past_state slot W-1 (only earlier slots may be poisoned)" if poisoned else f"array {name!r}"
+            raise _Problem(f"{where} holds NaN or Inf, which the case does not allow there")
+    return entry
 
 
 def _entry_from(document: dict[str, Any], seen: dict[str, Any], inputs: dict[str, np.ndarray],
@@ -318,14 +358,36 @@ def _entry_from(document: dict[str, Any], seen: dict[str, Any], inputs: dict[str
                  provenance=document.get("provenance") or {}, expected_arrays=expected)
 
 
+def _read_file(directory: Path, name: str, limit: int) -> bytes:
+    """The bytes of ``directory/name``, which must be a regular file of at most ``limit`` bytes: a link
+    (it could lead out of the entry directory), a device or a pipe (it could block or never end) is refused
+    before a byte is read."""
+    try:
+        descriptor = os.open(directory / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise _Problem(f"{name}: missing") from None
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise _Problem(f"{name}: a symbolic link; only a regular file inside the entry directory is read") from None
+        raise _Problem(f"{name}: unreadable ({err.strerror})") from None
+    with os.fdopen(descriptor, "rb") as file:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise _Problem(f"{name}: not a regular file")
+        if status.st_size > limit:
+            raise _Problem(f"{name}: {status.st_size} bytes, more than the {limit} an entry may hold")
+        try:
+            return file.read(limit + 1)
+        except OSError as err:
+            raise _Problem(f"{name}: unreadable ({err.strerror})") from None
+
+
 def _read_document(directory: Path) -> dict[str, Any]:
     """``entry.json`` of ``directory``, parsed and checked against the format."""
     try:
-        text = (directory / DOCUMENT_KEY).read_text()
-    except FileNotFoundError:
-        raise _Problem(f"{DOCUMENT_KEY}: missing") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise _Problem(f"{DOCUMENT_KEY}: unreadable ({err})") from None
+        text = _read_file(directory, DOCUMENT_KEY, MAX_DOCUMENT_BYTES).decode()
+    except UnicodeDecodeError as err:
+        raise _Problem(f"{DOCUMENT_KEY}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     return _check_document(_parse(text))
 
 
@@ -339,13 +401,7 @@ def _parse(text: str) -> Any:
 
 def _read_npz(directory: Path, case: dict[str, Any]) -> dict[str, np.ndarray]:
     """``arrays.npz`` next to ``entry.json`` (the one other file an entry may have)."""
-    try:
-        data = (directory / NPZ).read_bytes()
-    except FileNotFoundError:
-        raise _Problem(f"{NPZ}: missing") from None
-    except OSError as err:
-        raise _Problem(f"{NPZ}: unreadable ({err})") from None
-    return _npz(data, case)
+    return _npz(_read_file(directory, NPZ, MAX_ARRAY_BYTES), case)
 
 
 def read_entry(directory: Path) -> Entry:
@@ -355,7 +411,7 @@ def read_entry(directory: Path) -> Entry:
         document = _read_document(directory)
         stored, case = document["arrays"], document["case"]
         arrays = _read_npz(directory, case) if stored == NPZ else _inline_arrays(stored, case)
-        return _from_stored(document, arrays)
+        return _checked_values(_from_stored(document, arrays))
     except _Problem as problem:
         raise CorpusError(directory, str(problem)) from None
 
@@ -376,7 +432,7 @@ def from_bytes(value: bytes) -> Entry:
             raise _Problem(f"no {DOCUMENT_KEY} in the archive")
         document = _check_document(_parse(arrays.pop(DOCUMENT_KEY).tobytes().decode(errors="replace")))
         _match_case({name: (a.shape, a.dtype) for name, a in arrays.items()}, document["case"])
-        return _from_stored(document, arrays)
+        return _checked_values(_from_stored(document, arrays))
     except _Problem as problem:
         raise CorpusError("archive", str(problem)) from None
 

@@ -9,7 +9,8 @@ outputs. Each check ends in one verdict:
 - ``regression``: it fails and no known-failure mark covers the failing backends;
 - ``still failing`` / ``now fixed``: the failure is known (``fuzz.corpus.known_issues.Classifier``:
   a documented issue, or the entry's own ``known_failure`` mark) and is (or, for a marked entry,
-  is no longer) there.
+  is no longer) there;
+- ``error``: the check raised instead of passing or failing (a backend outside its typed outcomes).
 
 An entry that cannot be read (``fuzz.corpus.entry.CorpusError``) is not replayed: ``unreadable_line``
 names it in the same column layout.
@@ -30,6 +31,10 @@ from fuzz.engine.properties import resolve_property
 from fuzz.findings import PropertyFailure
 
 PASS, REGRESSION, STILL_FAILING, NOW_FIXED, SKIPPED = "pass", "regression", "still failing", "now fixed", "skipped"
+HARNESS_ERROR = "error"
+"""The check itself raised (a backend outside its typed outcomes, or a bug here): reported, never a traceback."""
+FAILED = (REGRESSION, HARNESS_ERROR)
+"""The verdicts that make ``lafuzz replay`` exit 1."""
 UNREADABLE = "unreadable"
 VERDICT_WIDTH = 13
 """The width of the verdict column of replay's lines."""
@@ -85,6 +90,9 @@ def _judge(entry: Entry, backends: list[Backend]) -> Verdict:
         if found.known is not None:
             return Verdict(entry, names, STILL_FAILING, f"{detail} (known: {found.known.implementation})")
         return Verdict(entry, names, REGRESSION, detail)
+    except Exception as error:  # one entry's broken check must not end the replay of the others
+        first_line = next(iter(str(error).splitlines()), "")
+        return Verdict(entry, names, HARNESS_ERROR, f"{type(error).__name__}: {first_line}")
     if mark is not None and mark.backend in names:
         return Verdict(entry, names, NOW_FIXED, f"marked as failing in {mark.implementation}: remove the mark")
     return Verdict(entry, names, PASS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 import zipfile
@@ -15,7 +16,9 @@ import numpy as np
 import pytest
 
 from fuzz import cli
+from fuzz.backends.oracle import OracleBackend
 from fuzz.corpus import entry as corpus
+from fuzz.corpus import replay
 from fuzz.engine.case import Case
 from fuzz.findings import Finding, Kind
 
@@ -59,6 +62,30 @@ def _oversized_npy(path: Path) -> None:
     with zipfile.ZipFile(path / "arrays.npz", "w") as archive:
         for name, data in members.items():
             archive.writestr(name, data)
+
+
+def _replace(name: str, make: Callable[[Path], None]) -> Callable[[Path], None]:
+    """A breakage that removes ``name`` from the entry and makes something else in its place."""
+    def apply(path: Path) -> None:
+        (path / name).unlink()
+        make(path / name)
+    return apply
+
+
+def _sparse(size: int) -> Callable[[Path], None]:
+    """A file of ``size`` bytes that takes no disk (reading it would allocate them all)."""
+    def make(path: Path) -> None:
+        path.touch()
+        os.truncate(path, size)
+    return make
+
+
+def _rewrite_npz(path: Path, name: str, change: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Replace one array of ``arrays.npz`` by ``change`` of it."""
+    with np.load(path / "arrays.npz") as archive:
+        arrays = {k: archive[k] for k in archive.files}
+    arrays[name] = change(arrays[name])
+    np.savez(path / "arrays.npz", **arrays)
 
 
 def _set(*keys: str, value: object) -> Callable[[dict], None]:
@@ -110,6 +137,37 @@ CASES = {
                               r"entry\.json is read"),
     "id leaves the corpus": (INLINE, _edit(_set("id", value="../../x")),
                              r"field 'id' is '\.\./\.\./x', not a plain name"),
+    "absolute path": (NPZ, _edit(_set("arrays", value="/etc/passwd")),
+                      r"field 'arrays' names '/etc/passwd'; only 'arrays\.npz' next to entry\.json is read"),
+    "npz links out of the entry": (NPZ, _replace("arrays.npz", lambda p: p.symlink_to(GOOD / "arrays.npz")),
+                                   r"arrays\.npz: a symbolic link; only a regular file inside the entry"),
+    "entry.json links out": (INLINE, _replace("entry.json", lambda p: p.symlink_to("/etc/passwd")),
+                             r"entry\.json: a symbolic link; only a regular file inside the entry"),
+    "entry.json is a pipe": (INLINE, _replace("entry.json", os.mkfifo), r"entry\.json: not a regular file"),
+    "entry.json too large": (INLINE, _replace("entry.json", _sparse(corpus.MAX_DOCUMENT_BYTES + 1)),
+                             rf"entry\.json: {corpus.MAX_DOCUMENT_BYTES + 1} bytes, more than the "
+                             rf"{corpus.MAX_DOCUMENT_BYTES} an entry may hold"),
+    "npz too large": (NPZ, _replace("arrays.npz", _sparse(corpus.MAX_ARRAY_BYTES + 1)),
+                      rf"arrays\.npz: {corpus.MAX_ARRAY_BYTES + 1} bytes, more than the"),
+    "entry.json not text": (INLINE, lambda p: (p / "entry.json").write_bytes(b"{\xff\xfe}"),
+                            r"entry\.json: not UTF-8 text \(invalid start byte at byte 1\)"),
+    "unknown property": (INLINE, _edit(_set("property", value="no-such-property")),
+                         r"entry\.json: unknown property 'no-such-property'; known: backends-agree"),
+    "property names code": (INLINE, _edit(_set("property", value="os:system")),
+                            r"entry\.json: unknown property 'os:system'"),
+    "no backends": (INLINE, _edit(_set("backends", value=[])),
+                    r"entry\.json: field 'backends' must list one or more backend names"),
+    "aliased not a bool": (INLINE, _edit(_set("case", "aliased", value="no")),
+                           r"entry\.json: field 'aliased' is str, expected bool"),
+    "case breaks the contract": (INLINE, _edit(_set("case", "attrs", "state_window", value=99)),
+                                 r"the case breaks the contract \(state_window: expected in \[0, 8\], received "
+                                 r"99\); property 'backends-agree' takes valid cases only"),
+    "inline nan": (INLINE, _edit(_set("arrays", "query", "values", value=[float("nan")] * 4)),
+                   r"array 'query' holds NaN or Inf, which the case does not allow there"),
+    "npz inf": (NPZ, lambda p: _rewrite_npz(p, "value", lambda a: np.full_like(a, np.inf)),
+                r"array 'value' holds NaN or Inf, which the case does not allow there"),
+    "npz wrong dtype": (NPZ, lambda p: _rewrite_npz(p, "key", lambda a: a.astype(np.float16)),
+                        r"array 'key' is float16 \(1, 40, 2\), the case declares float32 \(1, 40, 2\)"),
 }
 
 
@@ -125,28 +183,60 @@ def test_each_bad_entry_is_one_corpus_error_naming_it(tmp_path: Path, name: str)
     assert raised.value.name == f"backends-agree/{path.name}"
 
 
-def _bad_corpus(root: Path) -> dict[str, str]:
-    """One good entry and several bad ones under ``root``; the bad ones' names and what each line must say."""
+def _bad_corpus(root: Path, scratch: Path) -> dict[str, str]:
+    """One good entry and one bad entry per case of ``CASES`` under ``root`` (but a directory without
+    ``entry.json``, which is no entry); the bad ones' names and what each line must say."""
     shutil.copytree(GOOD, root / "backends-agree" / GOOD.name)
-    bad = {"bad-json": "truncated json", "no-npz": "npz missing", "escape": "path leaves the entry",
-           "bad-npz": "npz corrupt"}
-    for directory, case in bad.items():
-        _, breakage, _ = CASES[case]
-        shutil.copytree(GOOD, root / "backends-agree" / directory)
-        breakage(root / "backends-agree" / directory)
-    return {f"backends-agree/{directory}": CASES[case][2] for directory, case in bad.items()}
+    bad = {}
+    for number, (t, breakage, message) in enumerate(v for k, v in CASES.items() if k != "missing entry.json"):
+        written = _write(scratch / str(number), t)
+        breakage(written)
+        directory = f"bad-{number}"
+        written.rename(root / "backends-agree" / directory)
+        bad[f"backends-agree/{directory}"] = message
+    return bad
 
 
 def test_replay_names_each_bad_entry_replays_the_rest_and_exits_2(tmp_path: Path, capsys) -> None:
-    bad = _bad_corpus(tmp_path)
-    status = cli.main(["replay", str(tmp_path), "--backends", "oracle", "-v"])
+    bad = _bad_corpus(tmp_path / "corpus", tmp_path / "scratch")
+    status = cli.main(["replay", str(tmp_path / "corpus"), "--backends", "oracle", "-v"])
     out = capsys.readouterr().out.splitlines()
     assert status == cli.EXIT_UNREADABLE == 2
     for name, message in bad.items():
         assert any(line.startswith(f"unreadable    {name}: ") and re.search(message, line)
                    for line in out), (name, out)
     assert any(line.startswith(f"pass          backends-agree/{GOOD.name} [cuda-reference, oracle]") for line in out)
-    assert out[-1].startswith("replayed 1 entries (4 unreadable), 1 checks: 1 pass")
+    assert out[-1].startswith(f"replayed 1 entries ({len(bad)} unreadable), 1 checks: 1 pass")
+
+
+def test_arrays_that_declare_more_than_an_entry_may_hold_are_refused_before_loading(tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    """A compressed archive whose members are honest about their sizes but huge (a zip bomb) is refused
+    from its headers: the limit is lowered here so that the test need not write one."""
+    path = _write(tmp_path, NPZ)
+    zeros = {n: np.zeros((1, NPZ, 2), np.float32) for n in ("query", "key", "value")}
+    np.savez_compressed(path / "arrays.npz", **zeros)
+    assert (path / "arrays.npz").stat().st_size < 959, "the archive itself must be within the limit"
+    monkeypatch.setattr(corpus, "MAX_ARRAY_BYTES", 959)
+    with pytest.raises(corpus.CorpusError, match=r"arrays\.npz: its arrays declare 960 bytes in all, more than "
+                                                 r"the 959 an entry may hold"):
+        corpus.read_entry(path)
+
+
+class _Raising(OracleBackend):
+    """A backend that raises outside the typed outcomes (a bug in it, or in the suite)."""
+
+    name = "raising"
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        raise RuntimeError("boom\nsecond line")
+
+
+def test_a_check_that_raises_is_an_error_verdict_not_a_traceback() -> None:
+    entry = corpus.read_entry(GOOD)
+    [verdict] = replay.replay_entry(entry, {"raising": _Raising()})
+    assert verdict.verdict == replay.HARNESS_ERROR and verdict.verdict in replay.FAILED
+    assert verdict.line().endswith("[cuda-reference, raising]: RuntimeError: boom")
 
 
 def test_repro_of_a_bad_entry_is_one_line_and_exit_2(tmp_path: Path, capsys) -> None:

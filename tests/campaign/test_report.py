@@ -1,0 +1,103 @@
+"""The report people look at: every plotted point names its case, discoveries over time, the near misses
+saved as corpus candidates (re-checked, promoted), plots as PNG files; older summaries still read."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from fuzz.campaign.campaign import CampaignConfig, run_campaign
+from fuzz.campaign.coverage import reached
+from fuzz.campaign.progress import Progress
+from fuzz.campaign.report import render_html, write_pngs
+from fuzz.campaign.summary import Summary
+from fuzz.cli import main
+from fuzz.corpus import entry as corpus
+from fuzz.findings import Kind
+
+SLIGHTLY_OFF = "support.fakes:SlightlyOffBackend"
+NEW_FIELDS = ("error_cases", "first_seen", "near_misses")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> tuple[Path, Summary]:
+    """A short campaign whose second backend passes every case one ulp off (so every unit has a near miss)."""
+    out = tmp_path_factory.mktemp("report") / "run"
+    config = CampaignConfig(properties=["backends-agree"], backends=["oracle", SLIGHTLY_OFF], seed=3,
+                            time_budget=None, example_budget=40, examples_per_unit=20, limits="ci", out=out,
+                            known_corpus=None)
+    return out, run_campaign(config, Progress(interval=60))
+
+
+def test_near_misses_are_candidates_that_replay_and_promote(run, tmp_path: Path, capsys) -> None:
+    out, summary = run
+    ratios = [m["ratio"] for m in summary.near_misses]
+    assert len(ratios) == summary.units == 2 and ratios == sorted(ratios, reverse=True) and 0 < ratios[-1] < 1
+    top = summary.near_misses[0]
+    entry = corpus.read_entry(Path(top["path"]))
+    assert Path(top["path"]).parent.parent == out / "near-misses"
+    assert entry.finding.kind == Kind.NEAR_MISS and entry.finding.backends == ("oracle", "slightly-off")
+    assert main(["repro", top["path"], "--backends", f"oracle,{SLIGHTLY_OFF}"]) == 0
+    assert top["promote"] == f"lafuzz promote {top['path']}"
+    assert main(["promote", top["path"], "--corpus", str(tmp_path / "corpus")]) == 0
+    promoted = tmp_path / "corpus" / "backends-agree" / entry.id
+    assert corpus.read_entry(promoted).provenance["promoted_from"] == top["path"]
+    assert main(["replay", str(tmp_path / "corpus"), "--backends", f"oracle,{SLIGHTLY_OFF}"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "replayed 1 entries (0 unreadable), 1 checks: 1 pass"
+    assert main(["promote", top["path"], "--corpus", str(tmp_path / "corpus")]) == 2
+    assert capsys.readouterr().err == f"lafuzz promote: {promoted} already exists in the corpus\n"
+
+
+def test_every_plotted_point_names_its_unit_and_case(run) -> None:
+    _, summary = run
+    html = render_html(summary)
+    points = sum(len(ratios) for ratios in summary.error_ratios.values())
+    titles = re.findall(r"<title>([^<]*)</title>", html)[1:]  # the first is the page's
+    assert len(titles) == 2 * points > 0, "each point appears once per backend pair and once per slot"
+    assert all(re.fullmatch(r"(exact|[0-9.e-]+): unit backends-agree#\d+: rule=\S+ W=\d .*", t) for t in titles)
+    assert "<h2>Discoveries over time</h2>" in html and f"<code>{summary.near_misses[0]['promote']}</code>" in html
+
+
+def test_first_seen_records_every_bucket_reached_and_every_finding(run) -> None:
+    _, summary = run
+    buckets = summary.first_seen["buckets"]
+    counts = {f"{axis}: {b}": n for axis, row in summary.coverage.items() for b, n in row.items()}
+    assert len(buckets) == reached(counts)[0] > 0
+    assert all(0 <= t <= summary.elapsed_s for t in buckets.values())
+    assert summary.first_seen["findings"] == {}
+
+
+def test_an_older_summary_still_reads_merges_and_renders(run) -> None:
+    _, summary = run
+    document = json.loads(json.dumps(summary.to_json()))
+    for name in NEW_FIELDS:
+        del document[name]
+    older = Summary.from_json(document)
+    assert older.first_seen == {} and older.near_misses == [] and older.error_cases == {}
+    html = render_html(older)
+    assert "(case not recorded)" in html and "Discoveries over time" not in html
+    merged = Summary.merge([older, summary])
+    assert merged.near_misses == summary.near_misses
+    assert all(len(merged.error_cases[p]) == len(merged.error_ratios[p]) for p in merged.error_ratios)
+
+
+def test_merge_keeps_the_earliest_time_of_each_discovery(run) -> None:
+    _, summary = run
+    later = copy.deepcopy(summary)
+    label = next(iter(summary.first_seen["buckets"]))
+    later.first_seen["buckets"] = {label: summary.first_seen["buckets"][label] + 100.0, "new: bucket": 7.0}
+    merged = Summary.merge([later, summary])
+    assert merged.first_seen["buckets"][label] == summary.first_seen["buckets"][label]
+    assert merged.first_seen["buckets"]["new: bucket"] == 7.0
+
+
+def test_each_plot_is_written_as_a_png(run, tmp_path: Path) -> None:
+    _, summary = run
+    written = write_pngs(summary, tmp_path / "png")
+    assert {p.name for p in written} >= {"report-error-per-pair.png", "report-discoveries.png", "report-coverage.png",
+                                         "report-ratios.png"}
+    assert all(p.read_bytes().startswith(b"\x89PNG") for p in written)
