@@ -144,7 +144,7 @@ def test_a_campaign_killed_with_sigkill_leaves_every_announced_finding_replayabl
     entries = {str(d) for d in corpus.entry_dirs(out / "corpus")}
     assert set(announced) <= entries, (announced, entries)
     for path in announced:
-        assert corpus.read_entry(Path(path)).finding.backends == ("oracle", "broken")
+        assert "broken" in corpus.read_entry(Path(path)).finding.backends
     assert main(["replay", str(out), "--backends", f"oracle,{BROKEN}"]) == 1
     report = capsys.readouterr().out.splitlines()
     assert report[-1].startswith(f"replayed {len(entries)} entries (0 unreadable), {len(entries)} checks: "
