@@ -146,8 +146,10 @@ def _campaign_seed(seed: int | None) -> int:
 
 def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.backends import REGISTRY
+    from fuzz.campaign import github
     from fuzz.campaign.campaign import CampaignConfig, run_campaign
     from fuzz.campaign.database import open_database
+    from fuzz.campaign.junit import write_junit
     from fuzz.campaign.resources import default_jobs
     from fuzz.campaign.worker import NATIVE_LOG, probe
     from fuzz.corpus.entry import CorpusError, marks
@@ -196,6 +198,9 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         unavailable=found.missing,
     )
     summary = run_campaign(config, backend_info=found.described)
+    if args.junit:
+        write_junit(summary, Path(args.junit))
+    github.publish(summary, os.environ)
     out = Path(args.out)
     print("calls per backend: " + ", ".join(
         f"{name} {calls} ({summary.window_calls.get(name, 0)} with W > 0, "
@@ -406,6 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", default="corpus", help="corpus whose known-failure marks apply (default corpus)")
     p.add_argument("--no-isolation", dest="isolate", action="store_false",
                    help="run ORT in the worker itself (faster; a native crash then ends the campaign)")
+    p.add_argument("--junit", metavar="FILE", help="also write the result as JUnit XML: a test case per property "
+                   "and per finding, new findings failed, known ones skipped with their issue (for CI)")
     p.set_defaults(func=_cmd_campaign)
 
     replay_help = ("re-check corpus entries; exit 1 on any regression, 2 when an entry could not be read "

@@ -1,44 +1,40 @@
-"""Shared test set-up: the WebGPU environment (before any backend library loads), the Hypothesis
-profiles (``ci`` unless ``pytest --hypothesis-profile=NAME`` picks another), and the backends of this
-machine, each created once per test process."""
+"""Shared test set-up: the WebGPU environment (before any backend library loads), the suite's pytest
+plugin (``fuzz.pytest_plugin``: it registers the Hypothesis profiles), the profile ``ci`` unless
+``pytest --hypothesis-profile=NAME`` picks another, and the backends of this machine, each created once
+per test process (the plugin's ``BackendPool``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
 
 from fuzz import environment
-from fuzz.backends import REGISTRY, Backend, Unavailable, create
-from fuzz.campaign import profiles
+from fuzz.backends import REGISTRY, Backend
+
+if TYPE_CHECKING:  # imported by pytest_plugins below, so that pytest can rewrite its asserts
+    from fuzz.pytest_plugin.pool import BackendPool
 
 environment.prepare()
-profiles.register()
-settings.load_profile("ci")  # the default; Hypothesis's own plugin then loads --hypothesis-profile
+pytest_plugins = ["fuzz.pytest_plugin"]  # also its entry point, under this same name: never registered twice
 
 BackendGetter = Callable[..., Backend | str]
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """``ci`` is the suite's default profile; Hypothesis's own plugin, configured after this, then loads
+    ``--hypothesis-profile``."""
+    settings.load_profile("ci")
+
+
 @pytest.fixture(scope="session")
-def backend() -> Iterator[BackendGetter]:
+def backend(lafuzz_backend_pool: BackendPool) -> BackendGetter:
     """``backend(spec, isolate=False)``: the backend, created once per test process, or (a ``str``)
     why this machine cannot create it, for the test to skip with."""
-    made: dict[tuple[str, bool], Backend | str] = {}
-
-    def get(spec: str, *, isolate: bool = False) -> Backend | str:
-        key = (spec, isolate)
-        if key not in made:
-            try:
-                made[key] = create(spec, isolate=isolate)
-            except Unavailable as err:
-                made[key] = f"backend unavailable here: {err}"
-        return made[key]
-
-    yield get
-    for found in made.values():
-        if isinstance(found, Backend):
-            found.close()
+    return lafuzz_backend_pool.get
 
 
 @pytest.fixture(scope="session")

@@ -7,8 +7,8 @@ remembering failures across runs. Cases are built from seeds and checked on real
 session compile can take half a second). Only ``dev`` runs Hypothesis's explain phase: it re-runs a
 shrunk failure many times to annotate it, which for a crashing case means as many process restarts.
 
-``register()`` makes them Hypothesis profiles (``tests/conftest.py`` calls it), so
-``pytest --hypothesis-profile=dev`` selects one the standard way; campaigns take ``get("campaign")``.
+``register()`` makes them Hypothesis profiles (the pytest plugin, ``fuzz.pytest_plugin``, calls it when it
+loads), so ``pytest --hypothesis-profile=dev`` selects one the standard way; campaigns take ``get("campaign")``.
 """
 
 from __future__ import annotations

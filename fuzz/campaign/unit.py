@@ -26,7 +26,7 @@ import math
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,17 +141,136 @@ def _flaky(flaky: FlakyFailure) -> Finding:
     return finding.with_(report=finding.report + "\nflaky: this case did not fail on every run")
 
 
-def save(finding: Finding, root: Path, backends: Sequence[Backend] | None = None) -> Finding:
-    """Write ``finding`` as a corpus entry under ``root``; its report gains the command that re-checks it.
+def save(finding: Finding, root: Path, specs: Mapping[str, str] | None = None,
+         backends: Sequence[Backend] | None = None) -> Finding:
+    """Write ``finding`` as a corpus entry under ``root``; its report gains the command that re-checks it
+    (``specs``: backend name -> the spec it was created from, where that is not the name: ``module:Class``).
 
     An ONNX Runtime finding is also exported as an upstream bug report beside it (``<entry>/upstream``),
     cross-checked on ``backends``.
     """
     path = Path(root) / Entry(finding).relative_dir()
-    command = f"lafuzz repro {path} --backends {','.join(finding.backends)}"
+    command = f"lafuzz repro {path} --backends {','.join((specs or {}).get(b, b) for b in finding.backends)}"
     saved = finding.with_(report=f"{finding.report}\nminimal case: {finding.case.summary()}\nreproduce: {command}")
     export_upstream(Entry(saved), write_entry(root, Entry(saved)), backends)
     return saved
+
+
+def hypothesis_test(unit: WorkUnit, limits: Limits, settings: Settings, body: Callable[[Case], None],
+                    selection: str) -> Callable[[], None]:
+    """``body`` as an ordinary Hypothesis test of no arguments: ``@given`` the unit's property's cases
+    under ``limits``, seeded from the unit unless ``settings`` is derandomized, with its own example
+    database key per unit and ``selection`` (the backends it runs). Tools that drive Hypothesis tests
+    (pytest, HypoFuzz) can run it as they find it."""
+
+    def test_case(case: Case) -> None:
+        body(case)
+
+    test_case.__name__ = test_case.__qualname__ = f"test_{unit.property.replace('-', '_')}"
+    test_case._hypothesis_internal_add_digest = f"{unit.key}:{selection}".encode()
+    test = given(resolve_property(unit.property).strategy(limits))(test_case)
+    if not settings.derandomize:
+        test = seed(unit.seed)(test)
+    return Settings(settings, report_multiple_bugs=False)(test)
+
+
+def failure_finding(error: BaseException) -> Finding | None:
+    """The finding a failed unit test raised (a property failure, possibly one that did not recur:
+    ``FlakyFailure``); None for any other error."""
+    if isinstance(error, PropertyFailure):
+        return error.finding
+    if isinstance(error, FlakyFailure):
+        return _flaky(error)
+    return None
+
+
+class UnitBody:
+    """What a unit does with each example: tally it, check the property on the backends, climb the
+    error ratio; and what it does with the minimal failure Hypothesis hands back (``conclude``).
+
+    ``stop_at()`` is the wall-clock time (``time.time()``) at which the unit ends early; at
+    ``budget_at`` it stops drawing new examples unless it is shrinking a failure (its cost budget);
+    ``shrunk_issues`` holds the documented issues already shrunk by this process (updated here);
+    ``classifier`` decides what is known (default: the documented issues only).
+    """
+
+    def __init__(self, unit: WorkUnit, backends: Sequence[Backend], *,
+                 on_example: Callable[[], None] = lambda: None, stop_at: Callable[[], float] = lambda: math.inf,
+                 budget_at: float = math.inf, classifier: Classifier | None = None,
+                 shrunk_issues: set[str] | None = None) -> None:
+        self.prop = resolve_property(unit.property)
+        self.counted = [b if isinstance(b, CountingBackend) else CountingBackend(b) for b in backends]
+        self.result = UnitResult(unit)
+        self.classifier = classifier or Classifier()
+        self.shrunk = shrunk_issues if shrunk_issues is not None else set()
+        self.on_example, self.stop_at, self.budget_at = on_example, stop_at, budget_at
+        self.last: Case | None = None
+        self.chasing: str | None = None
+        """The documented issue this unit is shrinking (at most one)."""
+        self.smallest: Finding | None = None
+        """The latest failure raised: Hypothesis only re-runs smaller failing cases while shrinking."""
+
+    @property
+    def selection(self) -> str:
+        """The backends' names, comma-separated."""
+        return ",".join(b.name for b in self.counted)
+
+    def check(self, case: Case) -> CheckResult:
+        """The property on ``case``; a backend sits out a case of a documented issue already shrunk."""
+        declined = {b.name: i.id for b in self.counted
+                    if (i := affecting(b.name, case)) is not None and i.id in self.shrunk}
+        self.result.known.update(declined.values())
+        taking_part = [b for b in self.counted if b.name not in declined]
+        try:
+            return self.prop.check(case, taking_part) or CheckResult()
+        except PropertyFailure as failure:
+            issue = self.classifier.documented(failure.finding)
+            if issue is not None and issue.id != self.chasing and (self.chasing or issue.id in self.shrunk):
+                self.result.known[issue.id] += 1
+                return CheckResult(comparisons=1)
+            if issue is not None and not self.chasing:
+                self.chasing = issue.id
+            self.smallest = failure.finding
+            raise
+        except Lost as lost:  # not a property of the case: the unit ends, the worker stops using the backend
+            self.result.lost[lost.backend] = str(lost)
+            raise UnitStopped from lost
+
+    def example(self, case: Case) -> None:
+        """One example: the Hypothesis test's body."""
+        now = time.time()
+        if now >= self.stop_at() or (now >= self.budget_at and self.smallest is None):
+            raise UnitStopped
+        result = self.result
+        self.last = case
+        labels = buckets(case)
+        for label in labels:
+            event(label)
+        result.examples += 1
+        result.coverage.update(labels)
+        self.on_example()
+        checked = self.check(case)
+        result.checked += checked.comparisons > 0
+        result.ratios[ratio_bucket(checked.max_ratio)] += 1
+        for who, why in checked.skipped.items():
+            result.skips[f"{who}: {why}"] += 1
+        for part, ratio in checked.parts.items():
+            if part not in result.parts or ratio > result.parts[part]:
+                result.parts[part], result.part_cases[part] = ratio, case.summary()
+        if checked.parts and checked.max_ratio > (result.near_miss.ratio if result.near_miss else 0.0):
+            worst = max(checked.parts, key=checked.parts.__getitem__)
+            result.near_miss = NearMiss(checked.max_ratio, worst, result.unit.property, result.unit.key, case)
+        target(min(checked.max_ratio, RATIO_CAP), label=f"{result.unit.property} error/tolerance")
+
+    def conclude(self, finding: Finding, save_dir: Path | None = None, specs: Mapping[str, str] | None = None
+                 ) -> Finding:
+        """The minimal failure classified (a documented issue counts as shrunk from now on) and, with
+        ``save_dir``, saved there as a corpus entry whose report ends with its ``lafuzz repro`` command
+        (``specs`` as in ``save``)."""
+        finding = self.classifier.classify(finding)
+        if (issue := self.classifier.documented(finding)) is not None:
+            self.shrunk.add(issue.id)
+        return save(finding, save_dir, specs, self.counted) if save_dir is not None else finding
 
 
 def run_unit(
@@ -169,99 +288,33 @@ def run_unit(
 ) -> UnitResult:
     """Run ``unit`` with Hypothesis under ``settings``; never raises a property failure.
 
-    Unless ``settings`` is derandomized, Hypothesis explores from the unit's seed. ``stop_at()`` is
-    the wall-clock time (``time.time()``) at which the unit ends early; at ``budget_at`` it stops
-    drawing new examples unless it is shrinking a failure (its cost budget); ``shrunk_issues`` holds the
-    documented issues already shrunk by this process (updated here); ``classifier`` decides what is
-    known (default: the documented issues only); ``save_dir`` receives the finding as a corpus entry.
+    Unless ``settings`` is derandomized, Hypothesis explores from the unit's seed. The keywords are
+    ``UnitBody``'s; ``save_dir`` receives the finding as a corpus entry.
     """
-    prop = resolve_property(unit.property)
-    classifier = classifier or Classifier()
-    counted = [b if isinstance(b, CountingBackend) else CountingBackend(b) for b in backends]
-    result = UnitResult(unit)
-    shrunk = shrunk_issues if shrunk_issues is not None else set()
-    before = {b.name: (b.calls, b.window_calls) for b in counted}
-    last: list[Case] = []
-    chasing: list[str] = []
-    """The documented issue this unit is shrinking (at most one)."""
-    smallest: list[Finding] = []
-    """The latest failure raised: Hypothesis only re-runs smaller failing cases while shrinking."""
-
-    def check(case: Case) -> CheckResult:
-        declined = {b.name: i.id for b in counted if (i := affecting(b.name, case)) is not None and i.id in shrunk}
-        result.known.update(declined.values())
-        taking_part = [b for b in counted if b.name not in declined]
-        try:
-            return prop.check(case, taking_part) or CheckResult()
-        except PropertyFailure as failure:
-            issue = classifier.documented(failure.finding)
-            if issue is not None and issue.id not in chasing and (chasing or issue.id in shrunk):
-                result.known[issue.id] += 1
-                return CheckResult(comparisons=1)
-            if issue is not None and not chasing:
-                chasing.append(issue.id)
-            smallest[:] = [failure.finding]
-            raise
-        except Lost as lost:  # not a property of the case: the unit ends, the worker stops using the backend
-            result.lost[lost.backend] = str(lost)
-            raise UnitStopped from lost
-
-    def body(case: Case) -> None:
-        now = time.time()
-        if now >= stop_at() or (now >= budget_at and not smallest):
-            raise UnitStopped
-        last[:] = [case]
-        labels = buckets(case)
-        for label in labels:
-            event(label)
-        result.examples += 1
-        result.coverage.update(labels)
-        on_example()
-        checked = check(case)
-        result.checked += checked.comparisons > 0
-        result.ratios[ratio_bucket(checked.max_ratio)] += 1
-        for who, why in checked.skipped.items():
-            result.skips[f"{who}: {why}"] += 1
-        for part, ratio in checked.parts.items():
-            if part not in result.parts or ratio > result.parts[part]:
-                result.parts[part], result.part_cases[part] = ratio, case.summary()
-        if checked.parts and checked.max_ratio > (result.near_miss.ratio if result.near_miss else 0.0):
-            worst = max(checked.parts, key=checked.parts.__getitem__)
-            result.near_miss = NearMiss(checked.max_ratio, worst, unit.property, unit.key, case)
-        target(min(checked.max_ratio, RATIO_CAP), label=f"{unit.property} error/tolerance")
-
-    # a distinct database key per unit and backend selection
-    body._hypothesis_internal_add_digest = f"{unit.key}:{','.join(b.name for b in counted)}".encode()
-    test = given(prop.strategy(limits))(body)
-    if not settings.derandomize:
-        test = seed(unit.seed)(test)
-    test = Settings(settings, report_multiple_bugs=False)(test)
+    body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
+                    classifier=classifier, shrunk_issues=shrunk_issues)
+    result = body.result
+    before = {b.name: (b.calls, b.window_calls) for b in body.counted}
+    test = hypothesis_test(unit, limits, settings, body.example, body.selection)
     try:
         test()
-    except PropertyFailure as failure:
-        result.finding = failure.finding
-    except FlakyFailure as flaky:
-        result.finding = _flaky(flaky)
+    except (PropertyFailure, FlakyFailure) as failure:
+        result.finding = failure_finding(failure)
     except UnitStopped:
         result.stopped = time.time() >= stop_at()
-        if smallest:
-            finding = smallest[0]
-            result.finding = finding.with_(
-                report=finding.report + "\n(the campaign stopped while shrinking: not fully minimised)")
+        if body.smallest is not None:
+            result.finding = body.smallest.with_(
+                report=body.smallest.report + "\n(the campaign stopped while shrinking: not fully minimised)")
     except Exception as error:  # a harness or backend bug is a finding too, never a lost campaign
-        if not last:
+        if body.last is None:
             raise
-        result.finding = _harness_error(unit, counted, error, last[0])
+        result.finding = _harness_error(unit, body.counted, error, body.last)
     finally:
-        result.backend_calls = {b.name: b.calls - before[b.name][0] for b in counted}
-        result.window_calls = {b.name: b.window_calls - before[b.name][1] for b in counted}
+        result.backend_calls = {b.name: b.calls - before[b.name][0] for b in body.counted}
+        result.window_calls = {b.name: b.window_calls - before[b.name][1] for b in body.counted}
         database = settings.database
         if database is not None and hasattr(database, "keys_used"):
             result.database_keys = set(database.keys_used)
     if result.finding is not None:
-        result.finding = classifier.classify(result.finding)
-        if (issue := classifier.documented(result.finding)) is not None:
-            shrunk.add(issue.id)
-        if save_dir is not None:
-            result.finding = save(result.finding, save_dir, counted)
+        result.finding = body.conclude(result.finding, save_dir)
     return result

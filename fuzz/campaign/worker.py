@@ -44,11 +44,20 @@ LIMITS: dict[str, Callable[[], Limits]] = {
 """``--limits`` name -> the fixed size caps every unit uses."""
 
 
+LIMIT_NAMES = (SWARM, *LIMITS)
+"""Every ``--limits`` name (the campaign's and the pytest plugin's)."""
+
+
+def plan_for(limits: str, unit: WorkUnit, examples: int) -> UnitPlan:
+    """What ``unit`` draws from under ``--limits limits``: its own swarm plan, or the fixed slice."""
+    if limits == SWARM:
+        return swarm.plan(unit.seed, examples, warming_up=unit.number < swarm.WARM_UP_ROUNDS)
+    return UnitPlan(tier=limits, limits=LIMITS[limits](), examples=examples)
+
+
 def unit_plan(config: Any, unit: WorkUnit) -> UnitPlan:
-    """What ``unit`` draws from and how many examples it runs: its own swarm plan, or the fixed ``--limits``."""
-    if config.limits == SWARM:
-        return swarm.plan(unit.seed, config.examples_per_unit, warming_up=unit.number < swarm.WARM_UP_ROUNDS)
-    return UnitPlan(tier=config.limits, limits=LIMITS[config.limits](), examples=config.examples_per_unit)
+    """What ``unit`` draws from and how many examples it runs, under the campaign's ``--limits``."""
+    return plan_for(config.limits, unit, config.examples_per_unit)
 
 
 class Worker:
