@@ -38,7 +38,7 @@ from fuzz.backends import Backend, Capabilities, ChainCall
 from fuzz.campaign.coverage import buckets
 from fuzz.campaign.shard import WorkUnit
 from fuzz.corpus.entry import Entry, write_entry
-from fuzz.corpus.known_issues import Classifier, affecting
+from fuzz.corpus.known_issues import Classifier
 from fuzz.engine.case import Case
 from fuzz.engine.chains import Chain
 from fuzz.engine.compare import RATIO_CAP
@@ -155,11 +155,12 @@ def run_unit(
     the wall-clock time (``time.time()``) at which the unit ends early; at ``budget_at`` it stops
     drawing new examples unless it is shrinking a failure (its cost budget); ``shrunk_issues`` holds the
     documented issues already shrunk by this process (updated here); ``classifier`` decides what is
-    known (default: the documented issues only); ``save_dir`` receives the finding as a corpus entry.
+    known (default: the documented issues in play for these backends' implementations);
+    ``save_dir`` receives the finding as a corpus entry.
     """
     prop = resolve_property(unit.property)
-    classifier = classifier or Classifier()
     counted = [b if isinstance(b, CountingBackend) else CountingBackend(b) for b in backends]
+    classifier = classifier or Classifier.for_backends(counted)
     result = UnitResult(unit)
     shrunk = shrunk_issues if shrunk_issues is not None else set()
     before = {b.name: b.calls for b in counted}
@@ -170,7 +171,8 @@ def run_unit(
     """The latest failure raised: Hypothesis only re-runs smaller failing cases while shrinking."""
 
     def check(case: Case) -> CheckResult:
-        declined = {b.name: i.id for b in counted if (i := affecting(b.name, case)) is not None and i.id in shrunk}
+        declined = {b.name: i.id for b in counted
+                    if (i := classifier.affecting(b.name, case)) is not None and i.id in shrunk}
         result.known.update(declined.values())
         taking_part = [b for b in counted if b.name not in declined]
         try:
