@@ -35,8 +35,11 @@ class OrtCudaBackend(OrtBackend):
                 f"{self.name}: this onnxruntime has no {self.provider} (install onnxruntime-gpu); "
                 f"it has {', '.join(available)}"
             )
-        self._listed = tuple(f"{d.device.vendor} [0x{d.device.vendor_id:04x}:0x{d.device.device_id:04x}]"
-                             for d in self.ort.get_ep_devices() if d.ep_name == self.provider)
+        self._listed = tuple(
+            f"{d.device.vendor} [0x{d.device.vendor_id:04x}:0x{d.device.device_id:04x}]"
+            for d in self.ort.get_ep_devices()
+            if d.ep_name == self.provider
+        )
         if self.device_id is None:
             choice = DeviceChoice.from_environment()
             self.device_id = choice.pick(self._listed, f"{self.name} GPUs") if self._listed else choice.index

@@ -69,9 +69,12 @@ class KnownIssue:
         return str(self.versions)
 
     def mark(self) -> KnownMark:
-        return KnownMark(backend=self.backend, issue=self.id,
-                         implementation=f"{self.implementation} {self.known_in} with {self.seen_with}",
-                         explanation=self.summary)
+        return KnownMark(
+            backend=self.backend,
+            issue=self.id,
+            implementation=f"{self.implementation} {self.known_in} with {self.seen_with}",
+            explanation=self.summary,
+        )
 
     def has(self, implementation: Implementation | None) -> bool:
         """Whether ``implementation`` is one this issue is documented for; None (a backend that does not
@@ -113,8 +116,11 @@ def _shared_beta_as_per_head(case: Case) -> Case:
     return case.with_inputs(beta=misread)
 
 
-WEBGPU_EP = {"implementation": "onnxruntime-ep-webgpu", "versions": SpecifierSet("==0.4.0"),
-             "seen_with": "onnxruntime 1.31.1 (lavapipe) and 1.30.0 (NVIDIA H200)"}
+WEBGPU_EP = {
+    "implementation": "onnxruntime-ep-webgpu",
+    "versions": SpecifierSet("==0.4.0"),
+    "seen_with": "onnxruntime 1.31.1 (lavapipe) and 1.30.0 (NVIDIA H200)",
+}
 
 KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
@@ -181,15 +187,20 @@ class Classifier:
     ``strict``: nothing is known, every issue is checked in full.
     """
 
-    def __init__(self, marks: dict[str, KnownMark] | None = None,
-                 implementations: Mapping[str, Implementation | None] | None = None, strict: bool = False) -> None:
+    def __init__(
+        self,
+        marks: dict[str, KnownMark] | None = None,
+        implementations: Mapping[str, Implementation | None] | None = None,
+        strict: bool = False,
+    ) -> None:
         self.marks = dict(marks or {})
         self.implementations = dict(implementations or {})
         self.strict = strict
 
     @classmethod
-    def for_backends(cls, backends: Iterable[Backend], marks: dict[str, KnownMark] | None = None,
-                     strict: bool = False) -> Classifier:
+    def for_backends(
+        cls, backends: Iterable[Backend], marks: dict[str, KnownMark] | None = None, strict: bool = False
+    ) -> Classifier:
         """For these backends, as each reports its implementation."""
         return cls(marks, {b.name: b.implementation for b in backends}, strict)
 
