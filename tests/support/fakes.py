@@ -7,12 +7,16 @@ It lives in its own module so that spawned campaign workers can import it as
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import numpy as np
 
+from fuzz.backends.base import Capabilities
+from fuzz.backends.device_choice import DeviceChoice
 from fuzz.backends.oracle import OracleBackend
 from fuzz.corpus.known_issues import KNOWN_ISSUES
 from fuzz.engine.case import Case
+from fuzz.implementation import Implementation
 
 REPAIRED_ENV = "LAFUZZ_TEST_BROKEN_REPAIRED"
 """Set to 1 to "repair" the broken backend (so replay can report a known failure as now fixed)."""
@@ -42,3 +46,47 @@ class SharedBetaBackend(OracleBackend):
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         return super().run(SHARED_BETA.misread(case) if SHARED_BETA.applies(case) else case)
+
+
+class _SharedBetaAt(SharedBetaBackend):
+    """``SharedBetaBackend`` saying which WebGPU plugin version it is (``version``)."""
+
+    version: str
+
+    def capabilities(self) -> Capabilities:
+        return replace(super().capabilities(), implementation=Implementation("onnxruntime-ep-webgpu", self.version))
+
+
+class SharedBetaAt040(_SharedBetaAt):
+    """The shared-beta defect in the version it is documented for."""
+
+    version = "0.4.0"
+
+
+class SharedBetaAt050(_SharedBetaAt):
+    """The shared-beta defect in a build that says it is 0.5.0: the 0.4.0 issue must not cover it."""
+
+    version = "0.5.0"
+
+
+DEVICE_LOG_ENV = "LAFUZZ_TEST_DEVICE_LOG"
+"""A file ``ThreeGpuBackend`` appends ``<pid> <device number>`` to, once per backend made."""
+
+
+class ThreeGpuBackend(OracleBackend):
+    """The oracle on one of three pretend GPUs, chosen the way the real GPU backends choose theirs
+    (``fuzz.backends.device_choice``): this machine has one adapter, so spreading is tested here."""
+
+    name = "three-gpus"
+    crash_prone = True
+    """So that ``create(..., isolate=True)`` runs it in a worker process, as it does the ORT backends."""
+    DEVICES = ("fake GPU alpha", "fake GPU beta", "fake GPU gamma")
+
+    def __init__(self) -> None:
+        self.device = DeviceChoice.from_environment().pick(self.DEVICES, "three-gpus devices") or 0
+        if log := os.environ.get(DEVICE_LOG_ENV):
+            with open(log, "a") as out:
+                out.write(f"{os.getpid()} {self.device}\n")
+
+    def capabilities(self) -> Capabilities:
+        return replace(super().capabilities(), device=self.DEVICES[self.device], devices=self.DEVICES)
