@@ -13,17 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from fuzz.usage import UsageError
-
-
-def _device_number(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a device number (0, 1, ...), got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a device number >= 0, got {text!r}")
-    return value
+from fuzz.usage import UsageError, whole_number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--device",
-        type=_device_number,
+        type=whole_number(0),
         metavar="N",
         help="run the GPU backends on device N, numbered as `lafuzz backends` lists them "
         "(default: the best one; campaign workers spread over all of them)",

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fuzz import backend_options, environment
-from fuzz.usage import EXIT_USAGE, UsageError
+from fuzz.usage import EXIT_USAGE, UsageError, whole_number
 
 if TYPE_CHECKING:
     from fuzz.campaign.shard import Shard
@@ -59,14 +59,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
-    return value
+_positive = whole_number(1)
 
 
 def _shard(text: str) -> Shard | str:

@@ -52,7 +52,7 @@ def test_a_number_and_an_adapter_text():
 def test_a_device_that_is_not_there_is_a_clear_error():
     with pytest.raises(NoSuchDevice, match=r"gpus: --device 3 is out of range: 3 device\(s\) here \(0: NVIDIA"):
         DeviceChoice(index=3).pick(GPUS, "gpus")
-    with pytest.raises(NoSuchDevice, match="--device 1 is out of range: 1 device.s. matching 'llvm'"):
+    with pytest.raises(NoSuchDevice, match=r"--device 1 is out of range: 1 device\(s\) matching 'llvm'"):
         DeviceChoice(index=1, adapter="llvm").pick(GPUS, "gpus")
     with pytest.raises(NoSuchDevice, match="no device matches --adapter 'A100'"):
         DeviceChoice(adapter="A100").pick(GPUS, "gpus")
@@ -111,8 +111,16 @@ def test_the_command_line_lists_devices_and_refuses_bad_ones(capsys):
     assert "no device matches --adapter 'epsilon'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", [["campaign", "--time", "5"], ["replay"], ["repro", "corpus"], ["backends"],
-                                     ["bench", "--out", "unused", "--quick"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["campaign", "--time", "5"],
+        ["replay"],
+        ["repro", "corpus"],
+        ["backends"],
+        ["bench", "--out", "unused", "--quick"],
+    ],
+)
 def test_a_missing_ep_library_is_one_line_and_exit_2(command, capsys):
     assert main([*command, "--ep-library", "/nonexistent/libonnxruntime_providers_webgpu.so"]) == 2
     err = capsys.readouterr().err
@@ -131,9 +139,18 @@ def _campaign_devices(tmp_path: Path, monkeypatch, jobs: int) -> dict[int, set[i
     """Run a tiny campaign of ``jobs`` workers on ``ThreeGpuBackend``; its devices by process id."""
     log = tmp_path / "devices.log"
     monkeypatch.setenv(DEVICE_LOG_ENV, str(log))
-    config = CampaignConfig(properties=["backends-agree"], backends=["oracle", THREE], seed=4, jobs=jobs,
-                            time_budget=None, example_budget=4 * jobs, examples_per_unit=2, limits="ci",
-                            out=tmp_path / "out", known_corpus=None)
+    config = CampaignConfig(
+        properties=["backends-agree"],
+        backends=["oracle", THREE],
+        seed=4,
+        jobs=jobs,
+        time_budget=None,
+        example_budget=4 * jobs,
+        examples_per_unit=2,
+        limits="ci",
+        out=tmp_path / "out",
+        known_corpus=None,
+    )
     summary = run_campaign(config, Progress(interval=60))
     assert summary.exit_status == 0, summary.findings
     chosen: dict[int, set[int]] = {}

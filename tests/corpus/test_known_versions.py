@@ -85,8 +85,11 @@ def test_a_corpus_mark_follows_the_version_range_of_its_issue():
     naming no issue holds for any version, except under --strict."""
     finding = _failure(SharedBetaAt050())
     documented = {"e": SHARED_BETA.mark()}
-    assert Classifier(documented, {"ort-webgpu": Implementation("onnxruntime-ep-webgpu", "0.4.0")}).classify(
-        finding, entry_id="e").known
+    assert (
+        Classifier(documented, {"ort-webgpu": Implementation("onnxruntime-ep-webgpu", "0.4.0")})
+        .classify(finding, entry_id="e")
+        .known
+    )
     assert Classifier.for_backends([SharedBetaAt050()], documented).classify(finding, entry_id="e").known is None
     by_hand = {"e": KnownMark(backend="ort-webgpu", issue="", implementation="a build", explanation="")}
     assert Classifier.for_backends([SharedBetaAt050()], by_hand).classify(finding, entry_id="e").known
@@ -122,9 +125,17 @@ def test_another_version_on_the_command_line_is_a_regression(capsys):
 
 def test_campaign_checks_another_version_in_full(tmp_path):
     """The 0.4.0 defect in a 0.5.0 build is a new finding (exit 1), saved with its note, in the report."""
-    config = CampaignConfig(properties=["backends-agree"], backends=["oracle", "support.fakes:SharedBetaAt050"],
-                            seed=2, time_budget=None, example_budget=60, examples_per_unit=30, limits="ci",
-                            out=tmp_path / "next", known_corpus=None)
+    config = CampaignConfig(
+        properties=["backends-agree"],
+        backends=["oracle", "support.fakes:SharedBetaAt050"],
+        seed=2,
+        time_budget=None,
+        example_budget=60,
+        examples_per_unit=30,
+        limits="ci",
+        out=tmp_path / "next",
+        known_corpus=None,
+    )
     summary = run_campaign(config, Progress(interval=60))
     assert summary.exit_status == 1, summary.findings
     [finding] = summary.findings
