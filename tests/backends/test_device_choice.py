@@ -12,7 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from support.fakes import DEVICE_LOG_ENV
+from support.fakes import DEVICE_LOG_ENV, DEVICE_WAIT_ENV
 
 from fuzz.backends import NoSuchDevice, create
 from fuzz.backends.device_choice import ADAPTER_ENV, DEVICE_ENV, WORKER_ENV, DeviceChoice
@@ -28,9 +28,11 @@ GPUS = ("NVIDIA H200 (DiscreteGPU) via Vulkan", "NVIDIA H200 (DiscreteGPU) via V
 
 @pytest.fixture(autouse=True)
 def no_choice(monkeypatch):
-    """No choice from the outside; whatever a test's command line sets is undone afterwards."""
-    for name in (DEVICE_ENV, ADAPTER_ENV, WORKER_ENV, LIBRARY_ENV, DEVICE_LOG_ENV):
-        monkeypatch.delenv(name, raising=False)
+    """No choice from the outside; whatever a test's command line sets is undone afterwards (set, then
+    deleted: monkeypatch restores only what it recorded, and it records nothing for an absent name)."""
+    for name in (DEVICE_ENV, ADAPTER_ENV, WORKER_ENV, LIBRARY_ENV, DEVICE_LOG_ENV, DEVICE_WAIT_ENV):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
 
 
 def test_nothing_chosen_is_the_backend_default():
@@ -139,6 +141,7 @@ def _campaign_devices(tmp_path: Path, monkeypatch, jobs: int) -> dict[int, set[i
     """Run a tiny campaign of ``jobs`` workers on ``ThreeGpuBackend``; its devices by process id."""
     log = tmp_path / "devices.log"
     monkeypatch.setenv(DEVICE_LOG_ENV, str(log))
+    monkeypatch.setenv(DEVICE_WAIT_ENV, str(jobs + 1))  # every worker, and the campaign's own probe
     config = CampaignConfig(
         properties=["backends-agree"],
         backends=["oracle", THREE],

@@ -7,6 +7,7 @@ It lives in its own module so that spawned campaign workers can import it as
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -71,6 +72,9 @@ class SharedBetaAt050(_SharedBetaAt):
 
 DEVICE_LOG_ENV = "LAFUZZ_TEST_DEVICE_LOG"
 """A file ``ThreeGpuBackend`` appends ``<pid> <device number>`` to, once per backend made."""
+DEVICE_WAIT_ENV = "LAFUZZ_TEST_DEVICE_WAIT"
+"""How many processes must have logged a backend before any ``ThreeGpuBackend`` runs a case (so a
+fast worker cannot finish a small campaign before a slow one has even started)."""
 
 
 class ThreeGpuBackend(OracleBackend):
@@ -84,9 +88,22 @@ class ThreeGpuBackend(OracleBackend):
 
     def __init__(self) -> None:
         self.device = DeviceChoice.from_environment().pick(self.DEVICES, "three-gpus devices") or 0
-        if log := os.environ.get(DEVICE_LOG_ENV):
-            with open(log, "a") as out:
+        self.log = os.environ.get(DEVICE_LOG_ENV)
+        if self.log:
+            with open(self.log, "a") as out:
                 out.write(f"{os.getpid()} {self.device}\n")
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        waiting_for = int(os.environ.get(DEVICE_WAIT_ENV) or 0)
+        deadline = time.monotonic() + 120
+        while self.log and time.monotonic() < deadline and len(_logged_processes(self.log)) < waiting_for:
+            time.sleep(0.05)
+        return super().run(case)
 
     def capabilities(self) -> Capabilities:
         return replace(super().capabilities(), device=self.DEVICES[self.device], devices=self.DEVICES)
+
+
+def _logged_processes(log: str) -> set[str]:
+    with open(log) as lines:
+        return {line.split()[0] for line in lines if line.strip()}
