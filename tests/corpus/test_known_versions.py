@@ -123,11 +123,20 @@ def test_another_version_on_the_command_line_is_a_regression(capsys):
     assert NEXT in capsys.readouterr().out
 
 
-def test_campaign_checks_another_version_in_full(tmp_path):
-    """The 0.4.0 defect in a 0.5.0 build is a new finding (exit 1), saved with its note, in the report."""
+STRICT = "ort-webgpu-shared-beta: known in 0.4.0; --strict: reported as new"
+
+
+@pytest.mark.parametrize(
+    ("ep", "strict", "note"),
+    [("SharedBetaAt050", False, NEXT), ("SharedBetaAt040", True, STRICT)],
+    ids=["another-version", "strict"],
+)
+def test_campaign_checks_in_full(tmp_path, ep, strict, note):
+    """The 0.4.0 defect in a 0.5.0 build, or in 0.4.0 under --strict, is a new finding (exit 1), saved
+    with its note, in the report."""
     config = CampaignConfig(
         properties=["backends-agree"],
-        backends=["oracle", "support.fakes:SharedBetaAt050"],
+        backends=["oracle", f"support.fakes:{ep}"],
         seed=2,
         time_budget=None,
         example_budget=60,
@@ -135,10 +144,11 @@ def test_campaign_checks_another_version_in_full(tmp_path):
         limits="ci",
         out=tmp_path / "next",
         known_corpus=None,
+        strict=strict,
     )
     summary = run_campaign(config, Progress(interval=60))
     assert summary.exit_status == 1, summary.findings
     [finding] = summary.findings
-    assert finding["known_failure"] is None and finding["note"] == NEXT
-    assert corpus.read_entry(Path(finding["corpus_path"])).finding.note == NEXT
-    assert NEXT in (tmp_path / "next" / "report.html").read_text()
+    assert finding["known_failure"] is None and finding["note"] == note
+    assert corpus.read_entry(Path(finding["corpus_path"])).finding.note == note
+    assert note in (tmp_path / "next" / "report.html").read_text()
