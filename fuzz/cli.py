@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fuzz import environment
+from fuzz import backend_options, environment
 from fuzz.output import prepare_output
-from fuzz.usage import EXIT_USAGE, UsageError
+from fuzz.usage import EXIT_USAGE, UsageError, whole_number
 
 if TYPE_CHECKING:
     from fuzz.campaign.shard import Shard
@@ -38,6 +38,10 @@ def _cmd_backends(args: argparse.Namespace) -> int:
         print(f"{item.name:<12} {caps.device}")
         print(f"{'':<12} dtypes={','.join(caps.dtypes)} window={caps.window} aliasing={caps.aliasing}"
               f" [{versions}]")
+        if caps.implementation is not None:
+            print(f"{'':<12} implementation: {caps.implementation}")
+        if caps.devices:
+            print(f"{'':<12} devices: " + "; ".join(f"{i}: {d}" for i, d in enumerate(caps.devices)))
         for note in caps.notes:
             print(f"{'':<12} note: {note}")
     return 0
@@ -56,14 +60,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {text!r}")
-    return value
+_positive = whole_number(1)
 
 
 def _shard(text: str) -> Shard | str:
@@ -91,13 +88,16 @@ def _open_backends(names: list[str]) -> tuple[dict, dict[str, str]]:
     """Create the named backends that exist here, keyed by their own names; and why the others do not.
 
     Crash-prone backends run isolated (``fuzz.backends.isolation``): the corpus holds inputs that crash them.
+    A device chosen on the command line that a backend does not have is a usage error (``NoSuchDevice``).
     """
-    from fuzz.backends import Unavailable, create
+    from fuzz.backends import NoSuchDevice, Unavailable, create
 
     found, missing = {}, {}
     for name in names:
         try:
             backend = create(name, isolate=True)
+        except NoSuchDevice:
+            raise
         except Unavailable as err:
             missing[name] = str(err)
         except KeyError as err:
@@ -195,6 +195,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         database=args.database,
         known_corpus=Path(args.corpus),
         isolate=args.isolate,
+        strict=args.strict,
         unavailable=found.missing,
     )
     summary = run_campaign(config, backend_info=found.described)
@@ -253,7 +254,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     for name, reason in missing.items():
         print(f"[lafuzz] backend {name} not available: {reason}", file=sys.stderr)
     try:
-        verdicts = replay(entries, backends)
+        verdicts = replay(entries, backends, strict=args.strict)
     finally:
         for b in backends.values():
             b.close()
@@ -291,7 +292,7 @@ def _cmd_repro(args: argparse.Namespace) -> int:
     for name, reason in missing.items():
         print(f"backend {name} not available: {reason}")
     try:
-        verdicts = replay_entry(entry, backends)
+        verdicts = replay_entry(entry, backends, strict=args.strict)
     finally:
         for b in backends.values():
             b.close()
@@ -373,6 +374,12 @@ def _cmd_import_cuda(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_strict(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--strict", action="store_true",
+                        help="treat known issues as new: a known failure is a finding (exit 1), and no "
+                        "backend sits out the cases a known issue affects")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lafuzz",
@@ -380,8 +387,9 @@ def build_parser() -> argparse.ArgumentParser:
         "the WGSL kernel and ONNX Runtime's execution providers.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("backends", help="list the backends this machine has and what they can do")
+    p = sub.add_parser("backends", help="list the backends this machine has, what they can do and their devices")
     p.add_argument("--names", help="comma-separated backend names (default: all)")
+    backend_options.add_arguments(p)
     p.set_defaults(func=_cmd_backends)
 
     p = sub.add_parser("campaign", help="fuzz: run the properties for a budget, save findings, write a report")
@@ -413,6 +421,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run ORT in the worker itself (faster; a native crash then ends the campaign)")
     p.add_argument("--junit", metavar="FILE", help="also write the result as JUnit XML: a test case per property "
                    "and per finding, new findings failed, known ones skipped with their issue (for CI)")
+    _add_strict(p)
+    backend_options.add_arguments(p)
     p.set_defaults(func=_cmd_campaign)
 
     replay_help = ("re-check corpus entries; exit 1 on any regression, 2 when an entry could not be read "
@@ -423,6 +433,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
     p.add_argument("--property", help="only entries of this property")
     p.add_argument("-v", "--verbose", action="store_true", help="print every verdict, passes included")
+    _add_strict(p)
+    backend_options.add_arguments(p)
     p.set_defaults(func=_cmd_replay)
 
     p = sub.add_parser("repro", help="re-run one corpus entry (a campaign's, a test failure's, the corpus's) and "
@@ -430,6 +442,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path")
     p.add_argument("--property", help="check this property instead of the entry's")
     p.add_argument("--backends", help="comma-separated backends instead of the entry's")
+    _add_strict(p)
+    backend_options.add_arguments(p)
     p.set_defaults(func=_cmd_repro)
 
     p = sub.add_parser("export", help="write a corpus entry as a standalone upstream bug report: model.onnx, "
@@ -471,6 +485,8 @@ def main(argv: list[str] | None = None) -> int:
     environment.prepare()
     args = build_parser().parse_args(argv)
     try:
+        if hasattr(args, "ep_library"):
+            backend_options.apply(args)
         return args.func(args)
     except UsageError as err:
         print(f"lafuzz {args.command}: {err}", file=sys.stderr)

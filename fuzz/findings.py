@@ -93,6 +93,9 @@ class Finding:
     known: KnownMark | None = None
     id: str = field(default="")
     """The corpus id: a documented issue's id when one covers the finding, else ``finding_key``."""
+    note: str = ""
+    """Why a documented issue that covers it did not make it known, e.g. "ort-webgpu-shared-beta:
+    known in 0.4.0, also in 0.5.0" (another version is checked in full), or ``--strict``."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "backends", tuple(self.backends))
@@ -115,7 +118,8 @@ class Finding:
         """The finding's facts, JSON-ready (the case as its one-line summary; the corpus keeps its arrays)."""
         return {"id": self.id, "property": self.property, "backends": list(self.backends), "kind": str(self.kind),
                 "signature": self.signature, "report": self.report, "summary": self.case.summary(),
-                "mismatch": self.mismatch, "known_failure": self.known.to_json() if self.known else None}
+                "mismatch": self.mismatch, "known_failure": self.known.to_json() if self.known else None,
+                "note": self.note}
 
 
 class PropertyFailure(AssertionError):

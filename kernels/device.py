@@ -58,19 +58,41 @@ def _describe(adapter) -> str:
     return f"{info['device']} ({info['adapter_type']}) via {info['backend_type']}"
 
 
-def select_adapter(module: ModuleType, name: str | None = None):
-    """The best adapter (high-performance preference), or the one whose description contains ``name``."""
-    if name is None:
+def adapters(module: ModuleType) -> list:
+    """The adapters a device number counts, in enumeration order: those of the default adapter's kind
+    (its API and adapter type), so that no OpenGL twin of a Vulkan adapter and no software rasterizer
+    beside a GPU is counted."""
+    default = module.gpu.request_adapter_sync(power_preference="high-performance")
+    if default is None:
+        return []
+    kind = (default.info["backend_type"], default.info["adapter_type"])
+    return [a for a in module.gpu.enumerate_adapters_sync() if (a.info["backend_type"], a.info["adapter_type"]) == kind]
+
+
+def describe_adapters(module: ModuleType) -> list[str]:
+    """``adapters(module)`` in words, numbered by position."""
+    return [_describe(a) for a in adapters(module)]
+
+
+def select_adapter(module: ModuleType, choice: str | int | None = None):
+    """The best adapter (high-performance preference); or, for a number, that one of ``adapters``;
+    or, for a text, the first adapter whose description contains it."""
+    if choice is None:
         adapter = module.gpu.request_adapter_sync(power_preference="high-performance")
         if adapter is None:
             raise DeviceUnavailable(f"{module.__name__}: no WebGPU adapter found")
         return adapter
-    adapters = module.gpu.enumerate_adapters_sync()
-    for adapter in adapters:
-        if name.lower() in _describe(adapter).lower():
+    if isinstance(choice, int):
+        found = adapters(module)
+        if not 0 <= choice < len(found):
+            raise DeviceUnavailable(f"{module.__name__}: no adapter number {choice}; there are {len(found)}")
+        return found[choice]
+    everything = module.gpu.enumerate_adapters_sync()
+    for adapter in everything:
+        if choice.lower() in _describe(adapter).lower():
             return adapter
-    found = "; ".join(_describe(a) for a in adapters) or "none"
-    raise DeviceUnavailable(f"{module.__name__}: no adapter matches {name!r}; available: {found}")
+    found = "; ".join(_describe(a) for a in everything) or "none"
+    raise DeviceUnavailable(f"{module.__name__}: no adapter matches {choice!r}; available: {found}")
 
 
 @dataclass
@@ -115,7 +137,7 @@ class DeviceTensor:
 class GpuDevice:
     """One WebGPU device on a chosen adapter, with the features this project uses, and counters."""
 
-    def __init__(self, implementation: str = "wgpu", adapter: str | None = None) -> None:
+    def __init__(self, implementation: str = "wgpu", adapter: str | int | None = None) -> None:
         self.implementation = implementation
         self.module = load_implementation(implementation)
         self.adapter = select_adapter(self.module, adapter)
@@ -208,12 +230,13 @@ class GpuDevice:
                 for t, o in zip(tensors, offsets, strict=False)]
 
 
-_DEVICES: dict[tuple[str, str | None], GpuDevice] = {}
+_DEVICES: dict[tuple[str, str | int | None], GpuDevice] = {}
 _DEVICES_LOCK = threading.Lock()
 
 
-def get_device(implementation: str = "wgpu", adapter: str | None = None) -> GpuDevice:
-    """The process-wide device for an implementation and adapter choice, created on first use."""
+def get_device(implementation: str = "wgpu", adapter: str | int | None = None) -> GpuDevice:
+    """The process-wide device for an implementation and adapter choice (``select_adapter``), created on
+    first use."""
     key = (implementation, adapter)
     with _DEVICES_LOCK:
         if key not in _DEVICES:

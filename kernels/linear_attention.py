@@ -361,10 +361,10 @@ class LinearAttentionKernel:
         return saved
 
 
-_KERNELS: dict[tuple[str, str | None, str | None], LinearAttentionKernel] = {}
+_KERNELS: dict[tuple[str, str | int | None, str | None], LinearAttentionKernel] = {}
 
 
-def get_kernel(implementation: str = "wgpu", adapter: str | None = None,
+def get_kernel(implementation: str = "wgpu", adapter: str | int | None = None,
                template: str | None = None) -> LinearAttentionKernel:
     """The process-wide kernel (and device) of an implementation, adapter choice and WGSL template."""
     key = (implementation, adapter, template)
@@ -447,7 +447,7 @@ def linear_attention(
     chunk_size: int | None = None,
     aliased: bool = False,
     implementation: str = "wgpu",
-    adapter: str | None = None,
+    adapter: str | int | None = None,
     template: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ONNX ``com.microsoft::LinearAttention`` operator on WebGPU, NumPy in and out.
@@ -456,8 +456,9 @@ def linear_attention(
     present_state)`` in the inputs' dtype. ``chunk_size`` is the schema's tuning hint: it cannot
     change results, and this kernel (token by token) has no use for it. ``aliased`` binds past and present state to one
     read-write buffer (ignored without ``past_state``). ``implementation`` is ``"wgpu"``
-    (wgpu-native) or ``"dawn"`` (wgpudawn); ``adapter`` picks an adapter by name (default: the
-    best); ``template`` is another WGSL template to compile (default: the kernel's own). Raises
+    (wgpu-native) or ``"dawn"`` (wgpudawn); ``adapter`` picks an adapter by name or number
+    (``kernels.device.select_adapter``; default: the best); ``template`` is another WGSL template
+    to compile (default: the kernel's own). Raises
     ``ValidationError`` for invalid input, ``KernelUnsupported`` for a valid call
     the device cannot run, ``DeviceUnavailable`` when there is no such implementation/adapter.
     """

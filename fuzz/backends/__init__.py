@@ -24,6 +24,7 @@ from fuzz.backends.base import (
     Unavailable,
     Unsupported,
 )
+from fuzz.backends.device_choice import NoSuchDevice
 from fuzz.backends.isolation import IsolatedBackend
 from fuzz.backends.registry import REGISTRY, backend_class
 
@@ -48,11 +49,14 @@ def create(spec: str, *, isolate: bool = False, **options: object) -> Backend:
 
 
 def probe_all(names: list[str] | None = None) -> list[Availability]:
-    """Try to create each backend (all by default) and report what it can do, or why not."""
+    """Try to create each backend (all by default) and report what it can do, or why not; raises
+    ``NoSuchDevice`` when the device chosen on the command line is not there."""
     found = []
     for name in names or list(REGISTRY):
         try:
             backend = create(name)
+        except NoSuchDevice:
+            raise
         except Unavailable as err:
             found.append(Availability(name, None, str(err)))
             continue
@@ -72,6 +76,7 @@ __all__ = [
     "ChainCall",
     "Crashed",
     "Lost",
+    "NoSuchDevice",
     "Outcome",
     "Rejected",
     "TimedOut",

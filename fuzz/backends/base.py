@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fuzz.engine.case import Case
+from fuzz.implementation import Implementation
 
 if TYPE_CHECKING:
     from fuzz.engine.chains import Chain
@@ -93,11 +94,18 @@ class Capabilities:
     versions: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     """Anything else worth knowing, e.g. the rejection message of the ``W > 0`` probe."""
+    implementation: Implementation | None = None
+    """What is under test and its version, as the implementation says (known issues are keyed by it);
+    None for the oracle and for stand-ins, which known issues then match by backend name alone."""
+    devices: tuple[str, ...] = ()
+    """The devices it could choose from here, numbered as ``--device`` counts them (empty: no choice)."""
 
     def to_json(self) -> dict[str, object]:
         """What a campaign summary and report say about the backend."""
         return {"device": self.device, "versions": dict(self.versions), "window": self.window,
-                "dtypes": list(self.dtypes), "aliasing": self.aliasing, "notes": list(self.notes)}
+                "dtypes": list(self.dtypes), "aliasing": self.aliasing, "notes": list(self.notes),
+                "implementation": self.implementation.to_json() if self.implementation else None,
+                "devices": list(self.devices)}
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,11 @@ class Backend(ABC):
     @abstractmethod
     def capabilities(self) -> Capabilities:
         """What this backend can do here."""
+
+    @property
+    def implementation(self) -> Implementation | None:
+        """What is under test and its version (``Capabilities.implementation``)."""
+        return self.capabilities().implementation
 
     @abstractmethod
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:

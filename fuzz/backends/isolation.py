@@ -72,8 +72,8 @@ def _serve(conn: _Channel) -> None:
     try:
         backend = backend_class(target)(**options)
         conn.send(("ready", (backend.name, backend.capabilities())))
-    except Unavailable as err:
-        conn.send(("unavailable", str(err)))
+    except Unavailable as err:  # sent whole: its type (e.g. ``NoSuchDevice``, a usage error) matters
+        conn.send(("unavailable", err))
         return
     while True:
         try:
@@ -167,7 +167,7 @@ class IsolatedBackend(Backend):
             ) from None
         if kind == "unavailable":
             self._stop(kill=False)
-            raise Unavailable(payload)
+            raise payload
         self.name, capabilities = payload
         return capabilities
 

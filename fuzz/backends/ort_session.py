@@ -28,6 +28,7 @@ import oracles
 from fuzz.backends.base import Backend, BackendError, Capabilities, Rejected, Unavailable, Unsupported
 from fuzz.backends.onnx_model import ModelKey, build_model_for, model_key
 from fuzz.engine.case import Case
+from fuzz.implementation import Implementation
 from oracles.prefix import SEQUENCE_INPUTS
 from oracles.validation import INPUT_NAMES, MAX_STATE_WINDOW
 
@@ -124,11 +125,12 @@ class SessionCache:
 class OrtBackend(Backend):
     """An ONNX Runtime execution provider as a backend; subclasses supply the EP-specific hooks.
 
-    Hooks: ``_load`` (find the EP, raise ``Unavailable``), ``_providers`` (attach it to session
-    options; return the ``providers`` argument of ``InferenceSession`` or None), ``_device``,
-    ``_versions``. Class attributes: ``provider`` (the EP name the node must be placed on),
-    ``value_device`` (the OrtValue device of bound state), ``unsupported_messages`` (run-time
-    messages that mean "valid case, but not on this EP"), ``fallback_can_be_disabled``.
+    Hooks: ``_load`` (find the EP and its device, raise ``Unavailable``), ``_providers`` (attach it
+    to session options; return the ``providers`` argument of ``InferenceSession`` or None),
+    ``_device``, ``_versions``, ``_implementation``, ``_devices``. Class attributes: ``provider``
+    (the EP name the node must be placed on), ``value_device`` (the OrtValue device of bound state),
+    ``unsupported_messages`` (run-time messages that mean "valid case, but not on this EP"),
+    ``fallback_can_be_disabled``.
     """
 
     provider: str
@@ -159,6 +161,14 @@ class OrtBackend(Backend):
 
     def _versions(self) -> dict[str, str]:
         return {"onnxruntime": self.ort.__version__}
+
+    def _implementation(self) -> Implementation:
+        """What is under test: by default ONNX Runtime itself, at its version."""
+        return Implementation("onnxruntime", self.ort.__version__)
+
+    def _devices(self) -> tuple[str, ...]:
+        """The devices the EP could run on here, numbered as ``--device`` counts them (none: no choice)."""
+        return ()
 
     # ---- the Backend interface ---------------------------------------------------------------
     def capabilities(self) -> Capabilities:
@@ -382,6 +392,8 @@ class OrtBackend(Backend):
             device=self._device(),
             versions=self._versions(),
             notes=tuple(notes),
+            implementation=self._implementation(),
+            devices=self._devices(),
         )
 
 

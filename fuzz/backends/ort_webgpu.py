@@ -8,7 +8,9 @@ Where the EP comes from, first match wins:
 3. the EP built into the ``onnxruntime-webgpu`` package, when that is the installed onnxruntime.
 
 Software adapters (lavapipe) are allowed unless ``ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER`` says
-otherwise; a hardware GPU device is preferred when the plugin offers one.
+otherwise. The plugin's devices are numbered hardware GPUs first; the command line's choice
+(``fuzz.backends.device_choice``) picks one, and by default the first. The plugin's version is
+read from the library itself (its ``ep_metadata``): it is the version known issues are keyed by.
 """
 
 from __future__ import annotations
@@ -17,10 +19,17 @@ import os
 from typing import Any
 
 from fuzz.backends.base import Unavailable
+from fuzz.backends.device_choice import DeviceChoice
 from fuzz.backends.ort_session import OrtBackend
+from fuzz.implementation import Implementation
 
 LIBRARY_ENV = "LAFUZZ_WEBGPU_EP_LIBRARY"
-"""Environment variable naming a WebGPU plugin EP library to test instead of the package's."""
+"""Environment variable naming a WebGPU plugin EP library to test instead of the package's (``--ep-library``)."""
+
+PLUGIN = "onnxruntime-ep-webgpu"
+"""The implementation name of every WebGPU plugin library, the package's or a local build."""
+BUILT_IN = "onnxruntime-webgpu"
+"""The implementation name of the EP built into the ``onnxruntime-webgpu`` package."""
 
 SOFTWARE_ADAPTER_ENV = "ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER"
 
@@ -55,7 +64,9 @@ class OrtWebGpuBackend(OrtBackend):
         # sessions keep GPU buffers until they are dropped: a bounded cache bounds the device memory
         self.library = library or os.environ.get(LIBRARY_ENV) or None
         self._ep_devices: list[Any] = []
+        self._offered: list[Any] = []
         self._source = ""
+        self._version = ""
         super().__init__(cache_size=cache_size)
 
     def _load(self) -> None:
@@ -66,6 +77,7 @@ class OrtWebGpuBackend(OrtBackend):
                 import onnxruntime_ep_webgpu
             except ImportError:
                 if self.provider in self.ort.get_available_providers():
+                    DeviceChoice.from_environment().pick((), f"{self.name} (the built-in EP chooses its own device)")
                     self._source = "built-in EP"
                     return
                 raise Unavailable(
@@ -87,9 +99,11 @@ class OrtWebGpuBackend(OrtBackend):
                 "a CPU-only machine needs 1 and a Vulkan driver such as lavapipe)"
             )
         gpu = self.ort.OrtHardwareDeviceType.GPU
-        self._ep_devices = [sorted(devices, key=lambda d: d.device.type != gpu)[0]]
-        version = self._ep_devices[0].ep_metadata.get("version", "unknown version")
-        self._source = f"plugin {version} from {real}"
+        self._offered = sorted(devices, key=lambda d: d.device.type != gpu)
+        chosen = DeviceChoice.from_environment().pick(self._devices(), f"{self.name} devices")
+        self._ep_devices = [self._offered[chosen or 0]]
+        self._version = self._ep_devices[0].ep_metadata.get("version", "unknown")
+        self._source = f"plugin {self._version} from {real}"
 
     def _providers(self, options: Any) -> list | None:
         if not self._ep_devices:
@@ -101,10 +115,23 @@ class OrtWebGpuBackend(OrtBackend):
         if not self._ep_devices:
             return f"WebGPU adapter chosen by the {self._source}"
         hw = self._ep_devices[0].device
-        kind = hw.type.name
-        software = " - a software adapter (no GPU here)" if kind == "CPU" else ""
-        return (f"WebGPU on a {kind} device, vendor {hw.vendor} [0x{hw.vendor_id:04x}:0x{hw.device_id:04x}]"
-                f"{software}")
+        software = " - a software adapter (no GPU here)" if hw.type.name == "CPU" else ""
+        return f"WebGPU on a {_describe(hw)}{software}"
+
+    def _devices(self) -> tuple[str, ...]:
+        return tuple(_describe(d.device) for d in self._offered)
 
     def _versions(self) -> dict[str, str]:
         return {**super()._versions(), "webgpu-ep": self._source}
+
+    def _implementation(self) -> Implementation:
+        if not self._ep_devices:
+            return Implementation(BUILT_IN, self.ort.__version__)
+        return Implementation(PLUGIN, self._version)
+
+
+def _describe(hw: Any) -> str:
+    """An ``OrtHardwareDevice`` in words: type, vendor and ids, and its description where ORT has one."""
+    described = f"{hw.type.name} device, vendor {hw.vendor} [0x{hw.vendor_id:04x}:0x{hw.device_id:04x}]"
+    description = dict(hw.metadata).get("Description")
+    return f"{described} {description}" if description else described

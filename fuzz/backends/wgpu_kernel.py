@@ -14,9 +14,18 @@ from contextlib import contextmanager
 import numpy as np
 
 from fuzz.backends.base import Backend, Capabilities, ChainCall, Rejected, Unavailable, Unsupported
+from fuzz.backends.device_choice import DeviceChoice
 from fuzz.engine.case import Case
 from fuzz.engine.chains import AcceptMode, Chain
-from kernels.device import DeviceTensor, DeviceUnavailable, GpuDevice, KernelUnsupported
+from fuzz.implementation import Implementation
+from kernels.device import (
+    DeviceTensor,
+    DeviceUnavailable,
+    GpuDevice,
+    KernelUnsupported,
+    describe_adapters,
+    load_implementation,
+)
 from kernels.linear_attention import (
     BoundCall,
     LinearAttentionKernel,
@@ -86,6 +95,14 @@ def _dispatch_and_accept(kernel: LinearAttentionKernel, call: BoundCall, accepte
     return results, selection
 
 
+def chosen_adapter(implementation: str, label: str) -> tuple[list[str], int | None]:
+    """The adapters of a WebGPU implementation (``"wgpu"`` or ``"dawn"``) in words, numbered by position,
+    and the number of the one the command line chose (``fuzz.backends.device_choice``; None: the
+    default). ``DeviceUnavailable`` when the implementation is missing, ``NoSuchDevice`` for a bad choice."""
+    adapters = describe_adapters(load_implementation(implementation))
+    return adapters, DeviceChoice.from_environment().pick(adapters, f"{label} adapters")
+
+
 class _WgslKernelBackend(Backend):
     """Runs a case through ``kernels.linear_attention`` on one WebGPU implementation."""
 
@@ -93,10 +110,13 @@ class _WgslKernelBackend(Backend):
     template: str | None = None
     """Another WGSL template to compile instead of the kernel's own (a variant under test)."""
 
-    def __init__(self, adapter: str | None = None) -> None:
-        self.adapter = adapter
+    def __init__(self, adapter: str | int | None = None) -> None:
+        """On ``adapter`` (a name or number, ``kernels.device.select_adapter``), or by default on the
+        adapter the command line chose (``fuzz.backends.device_choice``)."""
         try:
-            self.kernel: LinearAttentionKernel = get_kernel(self.implementation, adapter, self.template)
+            self.adapters, chosen = chosen_adapter(self.implementation, self.name)
+            self.adapter = adapter if adapter is not None else chosen
+            self.kernel: LinearAttentionKernel = get_kernel(self.implementation, self.adapter, self.template)
         except DeviceUnavailable as err:
             raise Unavailable(f"{self.name}: {err}") from err
 
@@ -111,6 +131,8 @@ class _WgslKernelBackend(Backend):
             device=device.description,
             versions={device.module.__name__: device.version, "numpy": np.__version__},
             notes=notes,
+            implementation=Implementation(device.module.__name__, device.version),
+            devices=tuple(self.adapters),
         )
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:

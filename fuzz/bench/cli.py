@@ -12,7 +12,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from fuzz import environment
+from fuzz import backend_options, environment
 from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError
 
@@ -68,7 +68,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq-lens", type=_ints, default=(1, 4, 8), help="draft lengths T (default 1,4,8)")
     parser.add_argument("--implementation", choices=("wgpu", "dawn"), default="wgpu",
                         help="wgpu-native (default; precise timestamps) or Dawn (timestamps quantized)")
-    parser.add_argument("--adapter", help="pick the adapter whose description contains this text")
     parser.add_argument("--acceptance", type=_acceptance, default=Acceptance(),
                         help="accepted-length distribution given a rejection: uniform (default) or geometric:R")
     parser.add_argument("--warmups", type=int, help="override the protocol's warm-ups")
@@ -77,10 +76,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--growth-calls", type=int, help="select-and-resume cycles of the memory growth check "
                         f"(default 100; with --quick {QUICK_GROWTH_CALLS})")
     parser.add_argument("--no-ort", action="store_true", help="skip the ORT WebGPU EP comparison")
+    backend_options.add_arguments(parser)
 
 
 def options_from_args(args: argparse.Namespace) -> Options:
-    """The run's ``Options`` from parsed arguments (``ValueError`` for an inconsistent choice)."""
+    """The run's ``Options`` from parsed arguments (``ValueError`` for an inconsistent choice; the
+    kernel's adapter is the one ``--device``/``--adapter`` chose, ``fuzz.backend_options``)."""
+    from fuzz.backends.wgpu_kernel import chosen_adapter
+
     protocol = QUICK if args.quick else FULL
     overrides = {name: getattr(args, name) for name in ("warmups", "iterations", "repetitions")
                  if getattr(args, name) is not None}
@@ -92,7 +95,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         windows=tuple(sorted({0, *args.windows})),
         seq_lens=args.seq_lens,
         implementation=args.implementation,
-        adapter=args.adapter,
+        adapter=chosen_adapter(args.implementation, args.implementation)[1],
         acceptance=args.acceptance,
         protocol=replace(protocol, **overrides),
         growth_calls=growth,
@@ -130,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:
+        backend_options.apply(args)
         return run_from_args(args)
     except UsageError as err:
         print(f"fuzz.bench: {err}", file=sys.stderr)

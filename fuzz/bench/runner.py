@@ -41,7 +41,7 @@ class Options:
     windows: tuple[int, ...] = (0, 1, 4, 8)
     seq_lens: tuple[int, ...] = (1, 4, 8)
     implementation: str = "wgpu"
-    adapter: str | None = None
+    adapter: str | int | None = None
     acceptance: Acceptance = field(default_factory=Acceptance)
     protocol: Protocol = FULL
     growth_calls: int = 100

@@ -70,6 +70,8 @@ class CampaignConfig:
     isolate: bool = True
     """Run the ``crash_prone`` backends (the ORT ones) in crash-isolated worker processes for the
     properties that feed invalid input (``Property.invalid_input``)."""
+    strict: bool = False
+    """Known issues count as new findings (exit 1) and no backend sits out the cases they affect."""
     unavailable: dict[str, str] = field(default_factory=dict)
     """Requested backends this machine lacks, with the reason (reported, not run)."""
 
@@ -146,8 +148,9 @@ class Campaign:
                                      "reproduce": f"lafuzz repro {path}", "first_unit": unit.key, "count": 1}
         label = "known" if finding.known else "new"
         self.progress.findings[f"{label} {finding.kind}"] += 1
+        note = f" ({finding.note})" if finding.note else ""
         self.progress.note(f"[lafuzz] {label} finding: {finding.property} {'/'.join(finding.backends)} "
-                           f"{finding.kind}: {finding.signature[:100]} -> {path}")
+                           f"{finding.kind}: {finding.signature[:100]}{note} -> {path}")
 
     def absorb(self, result: UnitResult, shared: list[Finding]) -> None:
         """Fold one unit's result into the totals and write its findings."""
@@ -235,8 +238,9 @@ class Campaign:
         context = multiprocessing.get_context("spawn")
         counter = context.Value("q", 0)
         stop = context.Value("d", self.stop_time)
+        numbers = context.Value("i", 0)
         pool = ProcessPoolExecutor(self.config.jobs, mp_context=context, initializer=init_worker,
-                                   initargs=(self.config, counter, stop))
+                                   initargs=(self.config, counter, stop, numbers))
         pending: set[Future] = set()
         units = self._units()
         try:

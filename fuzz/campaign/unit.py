@@ -40,7 +40,7 @@ from fuzz.campaign.coverage import buckets
 from fuzz.campaign.shard import WorkUnit
 from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
-from fuzz.corpus.known_issues import Classifier, affecting
+from fuzz.corpus.known_issues import Classifier
 from fuzz.engine.case import Case
 from fuzz.engine.chains import Chain
 from fuzz.engine.compare import RATIO_CAP
@@ -201,7 +201,7 @@ class UnitBody:
         self.prop = resolve_property(unit.property)
         self.counted = [b if isinstance(b, CountingBackend) else CountingBackend(b) for b in backends]
         self.result = UnitResult(unit)
-        self.classifier = classifier or Classifier()
+        self.classifier = classifier or Classifier.for_backends(self.counted)
         self.shrunk = shrunk_issues if shrunk_issues is not None else set()
         self.on_example, self.stop_at, self.budget_at = on_example, stop_at, budget_at
         self.last: Case | None = None
@@ -218,7 +218,7 @@ class UnitBody:
     def check(self, case: Case) -> CheckResult:
         """The property on ``case``; a backend sits out a case of a documented issue already shrunk."""
         declined = {b.name: i.id for b in self.counted
-                    if (i := affecting(b.name, case)) is not None and i.id in self.shrunk}
+                    if (i := self.classifier.affecting(b.name, case)) is not None and i.id in self.shrunk}
         self.result.known.update(declined.values())
         taking_part = [b for b in self.counted if b.name not in declined]
         try:

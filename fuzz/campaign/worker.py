@@ -20,7 +20,8 @@ from typing import Any
 from hypothesis import settings as Settings
 
 from fuzz import environment
-from fuzz.backends import Backend, Lost, Unavailable, backend_class, create
+from fuzz.backends import Backend, Lost, NoSuchDevice, Unavailable, backend_class, create
+from fuzz.backends.device_choice import assign_worker
 from fuzz.campaign import profiles, swarm
 from fuzz.campaign.database import UnitDatabase, open_database, shared_key
 from fuzz.campaign.shard import WorkUnit
@@ -75,7 +76,8 @@ class Worker:
         self.names = tuple(b.name for b in self.backends)
         self.base = profiles.get("campaign")
         self.database = open_database(config.database_spec())
-        self.classifier = Classifier(marks(config.known_corpus) if config.known_corpus else {})
+        self.classifier = Classifier.for_backends(
+            self.backends, marks(config.known_corpus) if config.known_corpus else {}, strict=config.strict)
         self.on_example = on_example
         self.stop_at = stop_at
         self.seen_shared: set[bytes] = set()
@@ -158,11 +160,15 @@ class Worker:
 _WORKER: Worker | None = None
 
 
-def init_worker(config: Any, counter: Any, stop: Any) -> None:
-    """Process-pool initializer: Ctrl-C is the parent's business; build this process's backends once."""
+def init_worker(config: Any, counter: Any, stop: Any, numbers: Any) -> None:
+    """Process-pool initializer: Ctrl-C is the parent's business; take the next worker number (which
+    picks this worker's GPU, ``fuzz.backends.device_choice``); build this process's backends once."""
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     environment.send_native_output(Path(config.out) / NATIVE_LOG)
+    with numbers.get_lock():
+        assign_worker(numbers.value)
+        numbers.value += 1
 
     def count() -> None:
         with counter.get_lock():
@@ -191,11 +197,13 @@ class Probe:
 
 def probe(specs: list[str]) -> Probe:
     """Create each backend once (in this process) to learn what it can do here; ``KeyError`` for an
-    unknown name."""
+    unknown name, ``NoSuchDevice`` for a device chosen on the command line that is not there."""
     found = Probe([], {}, {})
     for spec in specs:
         try:
             backend: Backend = create(spec)
+        except NoSuchDevice:
+            raise
         except Unavailable as err:
             found.missing[spec] = str(err)
             continue

@@ -10,7 +10,8 @@ Layout: ``<root>/<property>/<id>/entry.json``, plus ``arrays.npz`` when the arra
   is tiny and finite (exact: float16/float32 values are written as their float64 repr);
   inputs are stored under their ONNX names, expected outputs as ``expected/<name>``;
 - ``expected`` and ``seen``: what the contract asked for and what happened (the property's report,
-  the error, tolerance and ratio of a mismatch);
+  the error, tolerance and ratio of a mismatch, and the finding's note, e.g. "known in 0.4.0, also
+  in 0.5.0");
   together with the fields above, the ``fuzz.findings.Finding`` the entry was made from;
 - ``provenance``: when, by which campaign seed/shard/unit, with which backend versions and adapters;
 - ``known_failure`` (optional): ``{"backend", "issue", "implementation", "explanation"}``, set by
@@ -117,7 +118,7 @@ class Entry:
             "case": f.case.metadata(),
             "arrays": arrays_field,
             "expected": self.expected,
-            "seen": {"report": f.report, "mismatch": f.mismatch},
+            "seen": {"report": f.report, "mismatch": f.mismatch, **({"note": f.note} if f.note else {})},
             "provenance": self.provenance,
             "known_failure": f.known.to_json() if f.known else None,
         }
@@ -353,6 +354,7 @@ def _entry_from(document: dict[str, Any], seen: dict[str, Any], inputs: dict[str
         mismatch=seen.get("mismatch"),
         known=KnownMark.from_json(document.get("known_failure")),
         id=document["id"],
+        note=seen.get("note", ""),
     )
     return Entry(finding=finding, expected=document.get("expected") or {},
                  provenance=document.get("provenance") or {}, expected_arrays=expected)

@@ -7,22 +7,34 @@ run on the inputs as the implementation misreads them), so a test can prove the 
 exactly what it was. A fixed implementation makes the documenting tests fail: that is the signal
 to retire the entry.
 
-``Classifier`` answers "is this finding known?" for campaigns, replay and tests alike: known when a
-documented issue covers it (its backend among the failing ones, same kind, the case affected), or
-when a corpus entry with the finding's id carries a ``known_failure`` mark naming one of its backends.
-``affecting`` answers the question asked before a case runs: does a documented issue of this
-backend affect it (so the backend may sit the case out once the issue is shrunk)?
+An issue is documented for one implementation and a range of its versions (``implementation``,
+``versions``: a ``packaging`` specifier set such as ``==0.4.0``). A backend that reports another
+version (a local build's ``1.0.0-dev``, a release with fixes, a version it cannot name) is checked
+in full: the issue is not applied to it, and a failure it covers is a new finding noted "known in
+0.4.0, also in 1.0.0-dev".
+
+``Classifier`` answers "is this finding known?" for campaigns, replay and tests alike. It is made
+with the implementations of the backends in play (``for_backends``) and is ``strict`` when known
+issues must count as new (``--strict``). A finding is known when a documented issue in play covers
+it (its backend among the failing ones, same kind, the case affected), or when a corpus entry with
+the finding's id carries a ``known_failure`` mark naming one of its backends (a mark that names a
+documented issue holds where that issue is in play). ``affecting`` answers the question asked
+before a case runs: does an issue in play of this backend affect it (so the backend may sit the
+case out once the issue is shrunk)?
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from packaging.specifiers import SpecifierSet
 
+from fuzz.backends.base import Backend
 from fuzz.engine.case import Case
 from fuzz.findings import Finding, Kind, KnownMark
+from fuzz.implementation import Implementation
 from oracles.validation import DELTA_RULES, ValidationError
 
 
@@ -33,8 +45,12 @@ class KnownIssue:
     id: str
     backend: str
     """The backend at fault (its name in the factory)."""
-    versions: str
-    """The versions in which it was seen."""
+    implementation: str
+    """What the backend runs when it has the issue (``Implementation.name``)."""
+    versions: SpecifierSet
+    """The versions of ``implementation`` that have it."""
+    seen_with: str
+    """Where it was seen, in words (the rest of the stack, the machines)."""
     kind: Kind
     """``MISMATCH`` for a wrong result on a valid case, or the error-parity kind for an invalid one."""
     summary: str
@@ -44,8 +60,26 @@ class KnownIssue:
     """For a wrong result: the case as the implementation effectively reads it (the oracle on it
     reproduces the implementation)."""
 
+    @property
+    def known_in(self) -> str:
+        """The versions that have it, in words: ``0.4.0`` for one version, else the specifier set."""
+        specifiers = list(self.versions)
+        if len(specifiers) == 1 and specifiers[0].operator in ("==", "==="):
+            return specifiers[0].version
+        return str(self.versions)
+
     def mark(self) -> KnownMark:
-        return KnownMark(backend=self.backend, issue=self.id, implementation=self.versions, explanation=self.summary)
+        return KnownMark(
+            backend=self.backend,
+            issue=self.id,
+            implementation=f"{self.implementation} {self.known_in} with {self.seen_with}",
+            explanation=self.summary,
+        )
+
+    def has(self, implementation: Implementation | None) -> bool:
+        """Whether ``implementation`` is one this issue is documented for; None (a backend that does not
+        say what it runs: a test's stand-in) is taken to be one."""
+        return implementation is None or implementation.within(self.implementation, self.versions)
 
     def covers(self, finding: Finding) -> bool:
         """Whether ``finding`` is an instance of this issue."""
@@ -82,7 +116,11 @@ def _shared_beta_as_per_head(case: Case) -> Case:
     return case.with_inputs(beta=misread)
 
 
-CUDA_EP = "onnxruntime-gpu 1.31.1 (CUDA 13) on an NVIDIA H200"
+CUDA_EP = {
+    "implementation": "onnxruntime",
+    "versions": SpecifierSet("==1.31.1"),
+    "seen_with": "the CUDA EP of onnxruntime-gpu (CUDA 13) on an NVIDIA H200",
+}
 
 CUDA_SHARED_MEMORY_PER_BLOCK = 232448
 """Opt-in shared memory per block that ORT's CUDA EP reported for the H200 (bytes)."""
@@ -102,13 +140,17 @@ def _cuda_state_exceeds_shared_memory(case: Case) -> bool:
     return not column_kernel and needed > CUDA_SHARED_MEMORY_PER_BLOCK
 
 
-WEBGPU_EP = "onnxruntime-ep-webgpu 0.4.0 with onnxruntime 1.31.1 (lavapipe) and 1.30.0 (NVIDIA H200)"
+WEBGPU_EP = {
+    "implementation": "onnxruntime-ep-webgpu",
+    "versions": SpecifierSet("==0.4.0"),
+    "seen_with": "onnxruntime 1.31.1 (lavapipe) and 1.30.0 (NVIDIA H200)",
+}
 
 KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
         id="ort-webgpu-shared-beta",
         backend="ort-webgpu",
-        versions=WEBGPU_EP,
+        **WEBGPU_EP,
         kind=Kind.MISMATCH,
         summary=(
             "A shared beta of shape (B, T, 1) is indexed as if it were (B, T, H_kv) by the delta rules "
@@ -122,7 +164,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
         id="ort-webgpu-kv-heads-zero",
         backend="ort-webgpu",
-        versions=WEBGPU_EP,
+        **WEBGPU_EP,
         kind=Kind.CRASH,
         summary="kv_num_heads = 0 kills the process with SIGFPE (an integer division by zero) instead of an error.",
         applies=lambda case: case.attrs.get("kv_num_heads") == 0,
@@ -130,7 +172,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
         id="ort-webgpu-empty-sequence",
         backend="ort-webgpu",
-        versions=WEBGPU_EP,
+        **WEBGPU_EP,
         kind=Kind.CRASH,
         summary=(
             "T = 0 kills the process with SIGSEGV, for every rule and dtype, with or without a past "
@@ -141,7 +183,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
         id="ort-webgpu-unvalidated-shapes",
         backend="ort-webgpu",
-        versions=WEBGPU_EP,
+        **WEBGPU_EP,
         kind=Kind.ACCEPTED_INVALID,
         summary=(
             "At W = 0 the shapes of decay, beta and past_state are not validated (wrong rank, wrong "
@@ -153,7 +195,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
         id="ort-cuda-large-heads-unsupported",
         backend="ort-cuda",
-        versions=CUDA_EP,
+        **CUDA_EP,
         kind=Kind.REJECTED_VALID,
         summary=(
             "Valid cases whose d_k x d_v state does not fit in one block's shared memory (e.g. d_k = d_v = 255, "
@@ -167,11 +209,6 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
 )
 
 
-def affecting(backend: str, case: Case) -> KnownIssue | None:
-    """The documented issue of ``backend`` that affects ``case``, if any."""
-    return next((i for i in KNOWN_ISSUES if i.backend == backend and i.applies(case)), None)
-
-
 def issue(issue_id: str) -> KnownIssue:
     """The documented issue with this id; raises ``KeyError`` naming the known ids."""
     for known in KNOWN_ISSUES:
@@ -181,27 +218,69 @@ def issue(issue_id: str) -> KnownIssue:
 
 
 class Classifier:
-    """Decides whether a finding is known; ``marks`` are the corpus's ``known_failure`` marks by entry id."""
+    """Decides whether a finding is known.
 
-    def __init__(self, marks: dict[str, KnownMark] | None = None) -> None:
+    ``marks`` are the corpus's ``known_failure`` marks by entry id; ``implementations`` what each
+    backend in play runs, by backend name (a backend left out, or None, is matched by name alone);
+    ``strict``: nothing is known, every issue is checked in full.
+    """
+
+    def __init__(
+        self,
+        marks: dict[str, KnownMark] | None = None,
+        implementations: Mapping[str, Implementation | None] | None = None,
+        strict: bool = False,
+    ) -> None:
         self.marks = dict(marks or {})
+        self.implementations = dict(implementations or {})
+        self.strict = strict
+
+    @classmethod
+    def for_backends(
+        cls, backends: Iterable[Backend], marks: dict[str, KnownMark] | None = None, strict: bool = False
+    ) -> Classifier:
+        """For these backends, as each reports its implementation."""
+        return cls(marks, {b.name: b.implementation for b in backends}, strict)
 
     @classmethod
     def from_corpus(cls, entries: Iterable[tuple[str, KnownMark | None]]) -> Classifier:
         """From ``(entry id, mark)`` pairs, e.g. every entry of a corpus."""
         return cls({entry_id: mark for entry_id, mark in entries if mark is not None})
 
+    def in_play(self, known: KnownIssue) -> bool:
+        """Whether ``known`` counts as known here: not strict, and its backend runs an affected version."""
+        return not self.strict and known.has(self.implementations.get(known.backend))
+
+    def affecting(self, backend: str, case: Case) -> KnownIssue | None:
+        """The issue in play of ``backend`` that affects ``case``, if any."""
+        return next((i for i in KNOWN_ISSUES if i.backend == backend and i.applies(case) and self.in_play(i)), None)
+
     def documented(self, finding: Finding) -> KnownIssue | None:
-        """The documented issue that covers ``finding``, if any."""
-        return next((i for i in KNOWN_ISSUES if i.covers(finding)), None)
+        """The issue in play that covers ``finding``, if any."""
+        return next((i for i in KNOWN_ISSUES if i.covers(finding) and self.in_play(i)), None)
 
     def classify(self, finding: Finding, entry_id: str | None = None) -> Finding:
         """``finding`` with ``known`` set when it is known (and, for a documented issue, the issue's id
-        as its id). ``entry_id`` names the corpus entry the finding re-checks (replay), whose mark counts."""
+        as its id). ``entry_id`` names the corpus entry the finding re-checks (replay), whose mark counts.
+        A finding an issue covers that is not in play is new, with a note saying where it is known."""
         documented = self.documented(finding)
         if documented is not None:
             return finding.with_(known=documented.mark(), id=entry_id or documented.id)
         mark = self.marks.get(entry_id or finding.id)
-        if mark is not None and mark.backend in finding.backends:
+        if mark is not None and mark.backend in finding.backends and self._mark_holds(mark):
             return finding.with_(known=mark, id=entry_id or finding.id)
-        return finding
+        outside = next((i for i in KNOWN_ISSUES if i.covers(finding)), None)
+        return finding if outside is None else finding.with_(note=self._note(outside))
+
+    def _mark_holds(self, mark: KnownMark) -> bool:
+        """A mark naming a documented issue holds where the issue is in play; any other, unless strict."""
+        named = next((i for i in KNOWN_ISSUES if i.id == mark.issue), None)
+        return self.in_play(named) if named is not None else not self.strict
+
+    def _note(self, known: KnownIssue) -> str:
+        """Why an issue that covers a finding did not make it known."""
+        where = f"{known.id}: known in {known.known_in}"
+        if self.strict:
+            return f"{where}; --strict: reported as new"
+        running = self.implementations.get(known.backend)
+        return f"{where}, also in {running.version if running.name == known.implementation else running}"

@@ -8,8 +8,9 @@ outputs. Each check ends in one verdict:
 - ``pass``: the property holds and the entry carries no mark (a fixed bug whose entry guards it);
 - ``regression``: it fails and no known-failure mark covers the failing backends;
 - ``still failing`` / ``now fixed``: the failure is known (``fuzz.corpus.known_issues.Classifier``:
-  a documented issue, or the entry's own ``known_failure`` mark) and is (or, for a marked entry,
-  is no longer) there;
+  a documented issue in play for the backends' versions, or the entry's own ``known_failure`` mark)
+  and is (or, for a marked entry, is no longer) there. With ``strict`` nothing is known: a known
+  failure is a regression;
 - ``error``: the check raised instead of passing or failing (a backend outside its typed outcomes).
 
 An entry that cannot be read (``fuzz.corpus.entry.CorpusError``) is not replayed: ``unreadable_line``
@@ -78,15 +79,15 @@ def unreadable_line(error: CorpusError) -> str:
     return f"{UNREADABLE:<{VERDICT_WIDTH}} {error.name}: {error.problem}"
 
 
-def _judge(entry: Entry, backends: list[Backend]) -> Verdict:
+def _judge(entry: Entry, backends: list[Backend], strict: bool) -> Verdict:
     names = tuple(b.name for b in backends)
     mark = entry.finding.known
-    classifier = Classifier({entry.id: mark} if mark else {})
+    classifier = Classifier.for_backends(backends, {entry.id: mark} if mark else {}, strict=strict)
     try:
         resolve_property(entry.finding.property).check(entry.finding.case, backends)
     except PropertyFailure as failure:
         found = classifier.classify(failure.finding, entry_id=entry.id)
-        detail = f"{found.kind}: {found.signature}"
+        detail = f"{found.kind}: {found.signature}" + (f" ({found.note})" if found.note else "")
         if found.known is not None:
             return Verdict(entry, names, STILL_FAILING, f"{detail} (known: {found.known.implementation})")
         return Verdict(entry, names, REGRESSION, detail)
@@ -98,18 +99,19 @@ def _judge(entry: Entry, backends: list[Backend]) -> Verdict:
     return Verdict(entry, names, PASS)
 
 
-def replay_entry(entry: Entry, available: dict[str, Backend]) -> list[Verdict]:
-    """Every verdict for one entry given the backends available by name."""
+def replay_entry(entry: Entry, available: dict[str, Backend], *, strict: bool = False) -> list[Verdict]:
+    """Every verdict for one entry given the backends available by name (``strict``: nothing is known)."""
     recorded = entry.finding.backends
     if entry.expected_arrays:
         reference = StoredBackend(recorded[0], entry.finding.case, entry.expected_arrays)
-        return [_judge(entry, [reference, backend]) for name, backend in available.items() if name not in recorded]
+        return [_judge(entry, [reference, backend], strict)
+                for name, backend in available.items() if name not in recorded]
     missing = [n for n in recorded if n not in available]
     if missing:
         return [Verdict(entry, recorded, SKIPPED, f"backend(s) not available: {', '.join(missing)}")]
-    return [_judge(entry, [available[n] for n in recorded])]
+    return [_judge(entry, [available[n] for n in recorded], strict)]
 
 
-def replay(entries: Iterable[Entry], available: dict[str, Backend]) -> list[Verdict]:
+def replay(entries: Iterable[Entry], available: dict[str, Backend], *, strict: bool = False) -> list[Verdict]:
     """Verdicts for every entry, in order."""
-    return [v for entry in entries for v in replay_entry(entry, available)]
+    return [v for entry in entries for v in replay_entry(entry, available, strict=strict)]

@@ -10,7 +10,7 @@ import pytest
 from support.random_cases import sweep
 
 import oracles
-from fuzz.corpus.known_issues import affecting
+from fuzz.corpus.known_issues import Classifier
 from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle
 
 CASES = sweep(seed=20261130, count=200)
@@ -19,14 +19,15 @@ CASES = sweep(seed=20261130, count=200)
 def test_oracle_agrees_with_ort(ep, index, need):
     """Each EP within the tolerance model of the oracle; a case hit by a known EP bug checks the bug instead.
 
-    For a known issue the test asserts both that the EP still disagrees with the contract (fails
+    For a known issue of the EP's version the test asserts both that the EP still disagrees with the contract (fails
     the comparison with the case's exact answer) and that it computes what the issue's model
     says (passes the comparison with the exact answer of the case as the EP misreads it), so
     neither a fix nor a change of symptom can pass unnoticed.
     """
     case = CASES[index]
-    results = need(ep).run(case)
-    issue = affecting(ep, case)
+    backend = need(ep)
+    results = backend.run(case)
+    issue = Classifier.for_backends([backend]).affecting(ep, case)
     if issue is None:
         assert_agrees_with_oracle(case, results, label=ep)
         return

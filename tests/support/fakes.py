@@ -7,12 +7,17 @@ It lives in its own module so that spawned campaign workers can import it as
 from __future__ import annotations
 
 import os
+import time
+from dataclasses import replace
 
 import numpy as np
 
+from fuzz.backends.base import Capabilities
+from fuzz.backends.device_choice import DeviceChoice
 from fuzz.backends.oracle import OracleBackend
 from fuzz.corpus.known_issues import KNOWN_ISSUES
 from fuzz.engine.case import Case
+from fuzz.implementation import Implementation
 
 REPAIRED_ENV = "LAFUZZ_TEST_BROKEN_REPAIRED"
 """Set to 1 to "repair" the broken backend (so replay can report a known failure as now fixed)."""
@@ -53,3 +58,63 @@ class SlightlyOffBackend(OracleBackend):
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         output, state = super().run(case)
         return np.nextafter(output, np.inf).astype(output.dtype), state
+
+
+class _SharedBetaAt(SharedBetaBackend):
+    """``SharedBetaBackend`` saying which WebGPU plugin version it is (``version``)."""
+
+    version: str
+
+    def capabilities(self) -> Capabilities:
+        return replace(super().capabilities(), implementation=Implementation("onnxruntime-ep-webgpu", self.version))
+
+
+class SharedBetaAt040(_SharedBetaAt):
+    """The shared-beta defect in the version it is documented for."""
+
+    version = "0.4.0"
+
+
+class SharedBetaAt050(_SharedBetaAt):
+    """The shared-beta defect in a build that says it is 0.5.0: the 0.4.0 issue must not cover it."""
+
+    version = "0.5.0"
+
+
+DEVICE_LOG_ENV = "LAFUZZ_TEST_DEVICE_LOG"
+"""A file ``ThreeGpuBackend`` appends ``<pid> <device number>`` to, once per backend made."""
+DEVICE_WAIT_ENV = "LAFUZZ_TEST_DEVICE_WAIT"
+"""How many processes must have logged a backend before any ``ThreeGpuBackend`` runs a case (so a
+fast worker cannot finish a small campaign before a slow one has even started)."""
+
+
+class ThreeGpuBackend(OracleBackend):
+    """The oracle on one of three pretend GPUs, chosen the way the real GPU backends choose theirs
+    (``fuzz.backends.device_choice``): this machine has one adapter, so spreading is tested here."""
+
+    name = "three-gpus"
+    crash_prone = True
+    """So that ``create(..., isolate=True)`` runs it in a worker process, as it does the ORT backends."""
+    DEVICES = ("fake GPU alpha", "fake GPU beta", "fake GPU gamma")
+
+    def __init__(self) -> None:
+        self.device = DeviceChoice.from_environment().pick(self.DEVICES, "three-gpus devices") or 0
+        self.log = os.environ.get(DEVICE_LOG_ENV)
+        if self.log:
+            with open(self.log, "a") as out:
+                out.write(f"{os.getpid()} {self.device}\n")
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        waiting_for = int(os.environ.get(DEVICE_WAIT_ENV) or 0)
+        deadline = time.monotonic() + 120
+        while self.log and time.monotonic() < deadline and len(_logged_processes(self.log)) < waiting_for:
+            time.sleep(0.05)
+        return super().run(case)
+
+    def capabilities(self) -> Capabilities:
+        return replace(super().capabilities(), device=self.DEVICES[self.device], devices=self.DEVICES)
+
+
+def _logged_processes(log: str) -> set[str]:
+    with open(log) as lines:
+        return {line.split()[0] for line in lines if line.strip()}
