@@ -7,7 +7,7 @@ import pytest
 from support.ort_cases import fixed_case
 
 from fuzz.backends import Unavailable, create
-from fuzz.corpus.known_issues import affecting
+from fuzz.corpus.known_issues import Classifier
 from fuzz.engine.compare import assert_agrees_with_oracle, assert_results_agree
 
 
@@ -58,7 +58,7 @@ def test_large_heads_are_refused_as_documented():
     """The documented refusal (``ort-cuda-large-heads-unsupported``) still happens; retire it when fixed."""
     backend = _cuda()
     case = fixed_case("delta", window=2, seq_len=1, d=255)
-    assert affecting("ort-cuda", case) is not None
+    assert Classifier.for_backends([backend]).affecting("ort-cuda", case) is not None
     with pytest.raises(Exception, match="shared memory"):
         backend.run(case)
 
@@ -66,4 +66,4 @@ def test_large_heads_are_refused_as_documented():
 @pytest.mark.parametrize(("d", "known"), [(255, True), (256, True), (128, False), (200, False)])
 def test_large_heads_issue_covers_only_states_beyond_shared_memory(d, known):
     case = fixed_case("delta", window=2, seq_len=1, d=d)
-    assert (affecting("ort-cuda", case) is not None) == known
+    assert (Classifier().affecting("ort-cuda", case) is not None) == known
