@@ -27,9 +27,17 @@ AUTO_SHARD = "auto"
 
 
 def _cmd_backends(args: argparse.Namespace) -> int:
+    import tempfile
+
     from fuzz.backends import probe_all
 
-    for item in probe_all(args.names.split(",") if args.names else None):
+    log = Path(tempfile.gettempdir()) / f"lafuzz-backends-{os.getuid()}.log"
+    log.unlink(missing_ok=True)
+    with environment.native_output_to(log):  # Dawn's limit warnings, once per device made
+        found = probe_all(args.names.split(",") if args.names else None)
+    if log.exists() and log.stat().st_size:
+        print(f"(messages of the native libraries: {log})")
+    for item in found:
         if item.capabilities is None:
             print(f"{item.name:<12} unavailable: {item.reason}")
             continue
