@@ -22,11 +22,8 @@ class OrtCudaBackend(OrtBackend):
     provider = "CUDAExecutionProvider"
     value_device = "cuda"
 
-    def __init__(self, *, device_id: int | None = None, cache_size: int = 16) -> None:
-        """On GPU ``device_id``, or by default on the one the command line chose (else GPU 0).
-
-        Each session holds its own memory arena and cuBLAS handle on the GPU until it is dropped: four
-        campaign workers with 256 sessions each filled the H200's 143 GB in 35 s, hence the small cache."""
+    def __init__(self, *, device_id: int | None = None, cache_size: int | None = None) -> None:
+        """On GPU ``device_id``, or by default on the one the command line chose (else GPU 0)."""
         self.device_id = device_id
         self._listed: tuple[str, ...] = ()
         super().__init__(cache_size=cache_size)
@@ -47,6 +44,11 @@ class OrtCudaBackend(OrtBackend):
             choice = DeviceChoice.from_environment()
             self.device_id = choice.pick(self._listed, f"{self.name} GPUs") if self._listed else choice.index
         self.device_id = self.device_id or 0
+
+    def _session_cache_size(self) -> int:
+        """Each session holds its own memory arena and cuBLAS handle on the GPU until it is dropped: four
+        campaign workers with 256 sessions each filled the H200's 143 GB in 35 s."""
+        return 16
 
     def _providers(self, options: Any) -> list:
         return [(self.provider, {"device_id": self.device_id, "arena_extend_strategy": "kSameAsRequested"})]

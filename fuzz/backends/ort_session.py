@@ -139,15 +139,20 @@ class OrtBackend(Backend):
     fallback_can_be_disabled: bool = True
     crash_prone = True
 
-    def __init__(self, *, cache_size: int = 256) -> None:
+    def __init__(self, *, cache_size: int | None = None) -> None:
+        """``cache_size``: how many sessions to keep (default ``_session_cache_size()``)."""
         self.ort = import_ort()
         self._load()
-        self._sessions = SessionCache(cache_size)
+        self._sessions = SessionCache(cache_size or self._session_cache_size())
         self.window_probe_message: str | None = None
         """The EP's message refusing ``W > 0`` (None when it accepted the probe)."""
         self._capabilities = self._probe()
 
     # ---- EP-specific hooks -------------------------------------------------------------------
+    def _session_cache_size(self) -> int:
+        """Sessions kept by default: on the host, many (a session costs host memory only)."""
+        return 256
+
     def _load(self) -> None:
         """Make the EP loadable in this process; raise ``Unavailable`` with the reason if it is not."""
 
