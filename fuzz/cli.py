@@ -213,7 +213,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     out = Path(args.out)
     print("calls per backend: " + ", ".join(
         f"{name} {calls} ({summary.window_calls.get(name, 0)} with W > 0, "
-        f"{summary.backends.get(name, {}).get('window', '?')})" for name, calls in summary.backend_calls.items()))
+        f"{summary.backends.get(name, {}).get('window', '?')}; {summary.backend_seconds.get(name, 0):g} s)"
+        for name, calls in summary.backend_calls.items()))
     new = len(summary.new_findings)
     print(f"{new} new and {len(summary.findings) - new} known finding(s) in {summary.checked_examples} "
           f"checked cases ({summary.cases_per_second}/s, peak {summary.peak_rss_mib} MiB, "

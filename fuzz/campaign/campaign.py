@@ -99,6 +99,7 @@ class Campaign:
         self.abandoned_units = 0
         self.backend_calls: Counter = Counter()
         self.window_calls: Counter = Counter()
+        self.backend_seconds: Counter = Counter()
         self.lost: dict[str, str] = {}
         self.coverage: Counter = Counter()
         self.ratios: dict[str, Counter] = {}
@@ -161,6 +162,7 @@ class Campaign:
                                                              milliseconds=round(result.seconds * 1000))
         self.backend_calls.update(result.backend_calls)
         self.window_calls.update(result.window_calls)
+        self.backend_seconds.update(result.backend_seconds)
         self.coverage.update(result.coverage)
         reached = self.first_seen["buckets"]
         for label in result.coverage:
@@ -317,6 +319,7 @@ class Campaign:
             cases_per_second=round(self.results_examples / elapsed, 1) if elapsed else 0.0,
             backend_calls=dict(self.backend_calls),
             window_calls=dict(self.window_calls),
+            backend_seconds={name: round(seconds, 1) for name, seconds in self.backend_seconds.items()},
             peak_rss_mib=round(self.progress.peak_rss_mib, 1),
             rss_samples=self.progress.rss_samples,
             coverage=coverage.table(self.coverage),

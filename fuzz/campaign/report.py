@@ -359,9 +359,11 @@ def render_html(summary: Summary) -> str:
         ], ["what", "value"]),
         "<h2>Backends</h2>",
         _table([[name, b["device"], ", ".join(f"{k} {v}" for k, v in b["versions"].items()), b["window"],
-                 ",".join(b["dtypes"]), summary.backend_calls.get(name, 0), summary.window_calls.get(name, 0)]
+                 ",".join(b["dtypes"]), summary.backend_calls.get(name, 0), summary.window_calls.get(name, 0),
+                 summary.backend_seconds.get(name, "")]
                 for name, b in summary.backends.items()],
-               ["backend", "adapter / device", "versions", "window", "dtypes", "calls", "calls with W > 0"]),
+               ["backend", "adapter / device", "versions", "window", "dtypes", "calls", "calls with W > 0",
+                "seconds in calls"]),
     ]
     if summary.unavailable:
         parts.append(_table([[k, v] for k, v in summary.unavailable.items()], ["not available", "why"]))

@@ -76,6 +76,8 @@ class Summary:
     merged_from: int = 1
     window_calls: dict[str, int] = field(default_factory=dict)
     """Backend name -> its calls with ``W > 0`` (natively or in prefix mode: ``backends[name]["window"]``)."""
+    backend_seconds: dict[str, float] = field(default_factory=dict)
+    """Backend name -> worker seconds spent in its calls (where the time goes)."""
     database_values_copied: dict[str, int] = field(default_factory=dict)
     error_cases: dict[str, list[str]] = field(default_factory=dict)
     """``"backends|part"`` -> the unit and one-line case of each ratio in ``error_ratios``, in the same order
@@ -157,8 +159,8 @@ class Summary:
                 for name, seconds in times.items():
                     earliest[name] = min(seconds, earliest.get(name, seconds))
         merged.near_misses = sorted((m for s in summaries for m in s.near_misses), key=lambda m: -m["ratio"])
-        for name in ("backend_calls", "window_calls", "coverage", "per_property", "per_tier", "ratio_histogram",
-                     "known_cases"):
+        for name in ("backend_calls", "window_calls", "backend_seconds", "coverage", "per_property", "per_tier",
+                     "ratio_histogram", "known_cases"):
             total: dict[str, Any] = {}
             for s in summaries:
                 _sum_nested(total, getattr(s, name))

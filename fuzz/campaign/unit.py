@@ -52,13 +52,14 @@ from fuzz.findings import Finding, Kind, PropertyFailure
 
 class CountingBackend(Backend):
     """Delegates to ``inner`` and counts its calls (what "cases run" means per backend; a chain counts
-    each of its calls), and among them the calls with ``W > 0``."""
+    each of its calls), among them the calls with ``W > 0``, and the seconds spent in them."""
 
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
         self.name = inner.name
         self.calls = 0
         self.window_calls = 0
+        self.seconds = 0.0
 
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities()
@@ -66,12 +67,20 @@ class CountingBackend(Backend):
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         self.calls += 1
         self.window_calls += case.state_window > 0
-        return self.inner.run(case)
+        started = time.perf_counter()
+        try:
+            return self.inner.run(case)
+        finally:
+            self.seconds += time.perf_counter() - started
 
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
         self.calls += chain.calls
         self.window_calls += chain.calls * (case.state_window > 0)
-        return self.inner.run_chain(case, chain)
+        started = time.perf_counter()
+        try:
+            return self.inner.run_chain(case, chain)
+        finally:
+            self.seconds += time.perf_counter() - started
 
     def close(self) -> None:
         self.inner.close()
@@ -95,6 +104,8 @@ class UnitResult:
     backend_calls: dict[str, int] = field(default_factory=dict)
     window_calls: dict[str, int] = field(default_factory=dict)
     """Backend -> its calls with ``W > 0`` (served natively or in prefix mode, as its capabilities say)."""
+    backend_seconds: dict[str, float] = field(default_factory=dict)
+    """Backend -> seconds spent in its calls (where a unit's time goes)."""
     coverage: Counter = field(default_factory=Counter)
     ratios: Counter = field(default_factory=Counter)
     """Examples per decade of their worst error/tolerance ratio (``ratio_bucket``)."""
@@ -294,7 +305,7 @@ def run_unit(
     body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
                     classifier=classifier, shrunk_issues=shrunk_issues)
     result = body.result
-    before = {b.name: (b.calls, b.window_calls) for b in body.counted}
+    before = {b.name: (b.calls, b.window_calls, b.seconds) for b in body.counted}
     test = hypothesis_test(unit, limits, settings, body.example, body.selection)
     try:
         test()
@@ -312,6 +323,7 @@ def run_unit(
     finally:
         result.backend_calls = {b.name: b.calls - before[b.name][0] for b in body.counted}
         result.window_calls = {b.name: b.window_calls - before[b.name][1] for b in body.counted}
+        result.backend_seconds = {b.name: b.seconds - before[b.name][2] for b in body.counted}
         database = settings.database
         if database is not None and hasattr(database, "keys_used"):
             result.database_keys = set(database.keys_used)
