@@ -142,6 +142,7 @@ class Worker:
             budget_at=time.time() + plan.seconds,
             classifier=self.classifier,
             shrunk_issues=self.shrunk_issues,
+            targeting=plan.targeting,
         )
         result.tier, result.seconds = plan.tier, time.monotonic() - started
         self.lost.update(result.lost)

@@ -43,3 +43,24 @@ def test_a_plan_stays_within_its_tiers_cost_cap() -> None:
         state = max(swarm.MIN_STATE_ELEMENTS, tier.max_cost // limits.max_seq_len)
         assert limits.max_state_elements == max(state, single_head), plan.describe()
         assert limits.min_seq_len <= limits.max_seq_len
+
+
+def test_about_a_quarter_of_units_climb_the_error_ratio() -> None:
+    share = sum(swarm.plan(seed, 50).targeting for seed in range(2000)) / 2000
+    assert abs(share - swarm.TARGETING) < 0.05, share
+
+
+def test_a_unit_that_does_not_climb_never_calls_target(monkeypatch) -> None:
+    """``targeting=False`` keeps Hypothesis's target phase (and its per-example bookkeeping) out of the unit."""
+    from hypothesis import settings
+
+    from fuzz.backends.oracle import OracleBackend
+    from fuzz.campaign import profiles, unit
+    from fuzz.campaign.shard import WorkUnit
+
+    calls = Counter()
+    monkeypatch.setattr(unit, "target", lambda *args, **kwargs: calls.update(["target"]))
+    for targeting in (False, True):
+        unit.run_unit(WorkUnit("backends-agree", 0, 0), [OracleBackend(), OracleBackend()], limits=Limits.ci(),
+                      settings=settings(profiles.get("ci"), max_examples=10), targeting=targeting)
+        assert (calls["target"] > 0) == targeting, (targeting, calls)
