@@ -170,7 +170,8 @@ def _opinion_rows(opinions: list[Opinion] | None) -> list[str]:
 
 def _install_line(entry: Entry, plan: ReproPlan) -> str:
     versions = entry.provenance.get("backends", {}).get(plan.backend, {}).get("versions", {})
-    ort = f"onnxruntime=={versions['onnxruntime']}" if "onnxruntime" in versions else "onnxruntime"
+    package = "onnxruntime-gpu" if plan.backend == "ort-cuda" else "onnxruntime"
+    ort = f"{package}=={versions['onnxruntime']}" if "onnxruntime" in versions else package
     plugin = re.match(r"plugin (\S+)", versions.get("webgpu-ep", ""))
     packages = ["numpy", ort]
     if plan.backend == "ort-webgpu":
