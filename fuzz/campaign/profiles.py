@@ -18,14 +18,18 @@ from hypothesis import HealthCheck, Phase, settings
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
 _ALL_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink, Phase.explain)
 
+_BASE = settings.get_profile("default")
+"""Hypothesis's own defaults: a profile built from whatever profile is loaded at import time would
+inherit its settings (``derandomize`` from ``ci``, for one)."""
+
 PROFILES: dict[str, settings] = {
     "ci": settings(
-        max_examples=25, derandomize=True, database=None, deadline=None, print_blob=False,
+        _BASE, max_examples=25, derandomize=True, database=None, deadline=None, print_blob=False,
         suppress_health_check=_QUIET, phases=_ALL_PHASES[:-1],
     ),
-    "dev": settings(max_examples=100, deadline=None, suppress_health_check=_QUIET, print_blob=True),
+    "dev": settings(_BASE, max_examples=100, deadline=None, suppress_health_check=_QUIET, print_blob=True),
     "campaign": settings(
-        max_examples=5000, deadline=None, suppress_health_check=_QUIET, print_blob=True, phases=_ALL_PHASES[:-1],
+        _BASE, max_examples=5000, deadline=None, suppress_health_check=_QUIET, print_blob=True, phases=_ALL_PHASES[:-1],
     ),
 }
 """Profile name -> settings, registered with Hypothesis by ``register()``."""

@@ -64,3 +64,19 @@ def test_a_unit_that_does_not_climb_never_calls_target(monkeypatch) -> None:
         unit.run_unit(WorkUnit("backends-agree", 0, 0), [OracleBackend(), OracleBackend()], limits=Limits.ci(),
                       settings=settings(profiles.get("ci"), max_examples=10), targeting=targeting)
         assert (calls["target"] > 0) == targeting, (targeting, calls)
+
+
+def test_profiles_do_not_inherit_the_profile_loaded_when_they_are_built() -> None:
+    """Built after ``ci`` (derandomized, no database) was loaded, ``campaign`` still explores from its seeds
+    with a database: the order in which a process imports the suite must not change what a campaign does."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("from hypothesis import settings\n"
+            "settings.register_profile('loaded-first', settings(derandomize=True, database=None))\n"
+            "settings.load_profile('loaded-first')\n"
+            "from fuzz.campaign import profiles\n"
+            "campaign = profiles.get('campaign')\n"
+            "assert not campaign.derandomize and campaign.database is not None, campaign\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
