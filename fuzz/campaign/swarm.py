@@ -18,7 +18,9 @@ draws the features masking a bug explores the rest of the space more deeply. Her
   (shared key heads strictly between 1 and ``H_kv`` drawn often where they exist);
 - a range of ``T`` (1-8 most often, long calls sometimes), a batch cap, and which features are on:
   a subset of the update rules, of the decay and beta layouts, of the dtypes, explicit scales, and
-  whether the slowest backend takes part (``SLOW_BACKENDS``; the oracle and the kernels always do).
+  whether the slowest backend takes part (``SLOW_BACKENDS``), which of the two runtimes of the
+  WGSL kernel run it (``KERNEL_RUNTIMES``: one of them, or both), and whether the unit climbs the
+  error ratio (``TARGETING``). The oracle always takes part.
 
 Inside a unit the shapes repeat, so compiled kernel pipelines and ORT sessions are reused; across
 units the campaign covers the contract.
@@ -75,6 +77,13 @@ each out with probability ``SIT_OUT[cheap]`` (its cost at most ``CHEAP_COST``) o
 The oracle and the WGSL kernels always take part, and every backend takes part in the properties
 that feed invalid input (``fuzz.campaign.worker``): a refusal costs nothing."""
 
+KERNEL_RUNTIMES = ("wgpu", "wgpu-dawn")
+"""The two runtimes of the one WGSL kernel (wgpu-native with Naga, Dawn with Tint). A planted kernel bug
+shows on either, a compiler difference only where both run: a unit takes both with probability
+``BOTH_RUNTIMES``, else one of them (together they were 41% of a default campaign's worker time)."""
+
+BOTH_RUNTIMES = 0.4
+
 TARGETING = 0.25
 """The share of units that climb the error/tolerance ratio (Hypothesis's target phase): the hunt for
 near-tolerance cases, at about 1.5 ms of bookkeeping per example (13% of an example's cost measured
@@ -110,7 +119,7 @@ class UnitPlan:
     limits: Limits
     examples: int
     sit_out: frozenset[str] = frozenset()
-    """Backends of ``SLOW_BACKENDS`` this unit leaves out."""
+    """Backends this unit leaves out (of ``SLOW_BACKENDS`` and ``KERNEL_RUNTIMES``)."""
     seconds: float = math.inf
     """Wall time after which the unit stops drawing examples (``UNIT_SECONDS`` for a swarm unit)."""
     targeting: bool = True
@@ -153,6 +162,12 @@ def _subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
     return tuple(chosen) or (rng.choice(items),)
 
 
+def sitting_out(plan: UnitPlan, names: tuple[str, ...]) -> frozenset[str]:
+    """The backends among ``names`` that ``plan`` leaves out: a kernel runtime only where the other one runs."""
+    return frozenset(b for b in plan.sit_out
+                     if b not in KERNEL_RUNTIMES or all(r in names for r in KERNEL_RUNTIMES))
+
+
 def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan:
     """The plan of the unit whose seed is ``seed`` (deterministic); ``base_examples`` for a cheap unit.
 
@@ -179,5 +194,8 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
         rules=_subset(rng, UPDATE_RULES, keep_all=0.5), decay_per_row=_subset(rng, (False, True), keep_all=0.5),
         beta_shared=_subset(rng, (False, True), keep_all=0.5),
     )
+    targeting = rng.random() < TARGETING
+    if rng.random() >= BOTH_RUNTIMES:
+        sit_out |= {rng.choice(KERNEL_RUNTIMES)}
     return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS,
-                    targeting=rng.random() < TARGETING)
+                    targeting=targeting)

@@ -131,7 +131,7 @@ class Worker:
         plan = unit_plan(self.config, unit)
         started = time.monotonic()
         # invalid input is refused before any work: every backend checks it, however slow on valid cases
-        sit_out = frozenset() if resolve_property(unit.property).invalid_input else plan.sit_out
+        sit_out = frozenset() if resolve_property(unit.property).invalid_input else swarm.sitting_out(plan, self.names)
         result = run_unit(
             unit,
             [b for b in self.backends_for(unit.property) if b.name not in sit_out and b.name not in self.lost],

@@ -80,3 +80,13 @@ def test_profiles_do_not_inherit_the_profile_loaded_when_they_are_built() -> Non
             "campaign = profiles.get('campaign')\n"
             "assert not campaign.derandomize and campaign.database is not None, campaign\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
+
+
+def test_units_run_the_kernel_on_one_runtime_or_both_never_neither() -> None:
+    plans = [swarm.plan(seed, 50) for seed in range(2000)]
+    both = sum(not set(swarm.KERNEL_RUNTIMES) & p.sit_out for p in plans) / len(plans)
+    assert abs(both - swarm.BOTH_RUNTIMES) < 0.05, both
+    assert not any(set(swarm.KERNEL_RUNTIMES) <= p.sit_out for p in plans)
+    one = next(p for p in plans if "wgpu" in p.sit_out)
+    assert swarm.sitting_out(one, ("oracle", "wgpu", "wgpu-dawn")) >= {"wgpu"}
+    assert "wgpu" not in swarm.sitting_out(one, ("oracle", "wgpu")), "the only kernel runtime of a campaign sat out"
