@@ -60,7 +60,8 @@ def bootstrap(round_medians: Mapping[Hashable, np.ndarray], statistic: Statistic
     draws = rng.integers(0, count, size=(resamples, count))
     values = np.array([_value(statistic, estimates(round_medians, rows)) for rows in draws])
     tail = 100 * (1 - level) / 2
-    low, high = np.percentile(values, [tail, 100 - tail])
+    # order statistics, not interpolation: infinite (undefined) values must not meet as inf - inf
+    low, high = np.percentile(values, [tail, 100 - tail], method="nearest")
     return Interval(float(low), float(high), level, resamples, count)
 
 

@@ -214,13 +214,13 @@ def plot(results: dict, path: Path) -> str | None:
         for row in results["configurations"]:
             if row["dtype"] == dtype:
                 series.setdefault((row["shape"], _path(row), row["T"]), []).append(row)
-        for (shape, path, seq_len), rows in series.items():
+        for (shape, kernel_path, seq_len), rows in series.items():
             rows.sort(key=lambda r: r["W"])
             p50 = [r["timing"]["p50_us"] for r in rows]
             p95 = [r["timing"]["p95_us"] for r in rows]
             axis.errorbar([r["W"] for r in rows], p50, yerr=[[0] * len(p50), [b - a for a, b in zip(p50, p95,
                           strict=True)]], marker="o", capsize=3,
-                          label=f"{shape} {path} T={seq_len}")
+                          label=f"{shape} {kernel_path} T={seq_len}")
         axis.set_title(f"{dtype} ({results['meta']['kernel_clock']})")
         axis.set_xlabel("state_window W")
         axis.set_xticks(sorted({row["W"] for row in results["configurations"]}))
