@@ -42,8 +42,13 @@ if [ "$what" = paths ]; then
   python3 -m fuzz.bench --paths auto,workgroup,scalar --out "$out/paths" 2>&1 | tee "$out/paths.txt"
   python3 -m fuzz.bench --paths auto,scalar --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 4 \
     --out "$out/large" 2>&1 | tee "$out/large.txt"
+  # the floor: a nearly empty call (one head of 4 x 4), timed the same way
+  python3 -m fuzz.bench --paths auto,scalar --shapes 1,1,4,4 --seq-lens 1 --windows 0 --dtypes fp32 --no-ort \
+    --out "$out/floor" > "$out/floor.txt" 2>&1; grep "p50" "$out/floor.txt"
 fi
 if [ "$what" = bench3 ]; then
+  timeout 150 python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernel/test_kernel_parity.py -k same_bits \
+    > "$out/same-bits.txt" 2>&1; tail -3 "$out/same-bits.txt"
   for run in 1 2 3; do
     python3 -m fuzz.bench --out "$out/bench$run" > "$out/bench$run.txt" 2>&1
     grep -E "gates PASS" "$out/bench$run.txt"
