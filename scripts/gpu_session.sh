@@ -4,8 +4,10 @@
 # backends, runs the correctness tests on the real GPU, then the full benchmark.
 # Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all|large|campaign|paths|bench3]
 #   large: the kernel against ORT's EP where device time dominates the host path (T = 64, B = 1 and 4)
-#   paths: the kernel tests, then the kernel paths side by side in one run (auto, workgroup, scalar)
-#          at the reference decode configurations and at T = 64 against ORT's EP
+#   paths: the kernel tests, then the kernel paths side by side in one run (auto, workgroup, scalar,
+#          and the WGSL template build/old-kernel.wgsl where it was carried, e.g. the kernel before a
+#          change: git show REV:kernels/linear_attention.wgsl) at the reference decode configurations
+#          and at T = 64 against ORT's EP
 #   bench3: three consecutive full benchmarks on one machine session (do the verdicts hold?)
 set -uo pipefail
 out=${1:?output directory}; what=${2:-all}
@@ -39,11 +41,12 @@ if [ "$what" = paths ]; then
   timeout 240 python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernel tests/engine/test_properties.py \
     tests/engine/test_device_chain.py --tb=short -rfE > "$out/tests.txt" 2>&1
   tail -15 "$out/tests.txt"
-  python3 -m fuzz.bench --paths auto,workgroup,scalar --out "$out/paths" 2>&1 | tee "$out/paths.txt"
-  python3 -m fuzz.bench --paths auto,scalar --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 4 \
+  old=(); [ -f build/old-kernel.wgsl ] && old=(--template build/old-kernel.wgsl)
+  python3 -m fuzz.bench --paths auto,workgroup,scalar "${old[@]}" --out "$out/paths" 2>&1 | tee "$out/paths.txt"
+  python3 -m fuzz.bench --paths auto "${old[@]}" --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 4 \
     --out "$out/large" 2>&1 | tee "$out/large.txt"
   # the floor: a nearly empty call (one head of 4 x 4), timed the same way
-  python3 -m fuzz.bench --paths auto,scalar --shapes 1,1,4,4 --seq-lens 1 --windows 0 --dtypes fp32 --no-ort \
+  python3 -m fuzz.bench --paths auto,scalar "${old[@]}" --shapes 1,1,4,4 --seq-lens 1 --windows 0 --dtypes fp32 --no-ort \
     --out "$out/floor" > "$out/floor.txt" 2>&1; grep "p50" "$out/floor.txt"
 fi
 if [ "$what" = bench3 ]; then

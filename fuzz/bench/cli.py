@@ -78,6 +78,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--paths", type=_paths, default=("auto",),
                         help="kernel paths measured side by side in the same rounds (default auto; "
                              f"any of {', '.join(KERNEL_PATHS)}, e.g. auto,scalar)")
+    parser.add_argument("--template", type=Path, help="another WGSL template (e.g. the kernel before a change, from "
+                        "git show REV:kernels/linear_attention.wgsl), measured beside the paths as path 'template'")
     parser.add_argument("--implementation", choices=("wgpu", "dawn"), default="wgpu",
                         help="wgpu-native (default; precise timestamps) or Dawn (timestamps quantized)")
     parser.add_argument("--adapter", help="pick the adapter whose description contains this text")
@@ -110,6 +112,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         windows=tuple(sorted({0, *args.windows})),
         seq_lens=args.seq_lens,
         paths=args.paths,
+        template=args.template,
         implementation=args.implementation,
         adapter=args.adapter,
         acceptance=args.acceptance,

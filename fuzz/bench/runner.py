@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from kernels import KernelUnsupported
 from kernels.linear_attention import KERNEL_PATHS, get_kernel
@@ -55,6 +56,9 @@ class Options:
     seq_lens: tuple[int, ...] = (1, 4, 8)
     paths: tuple[str, ...] = ("auto",)
     """Kernel paths (``kernels.linear_attention.KERNEL_PATHS``), measured side by side in the same rounds."""
+    template: Path | None = None
+    """Another WGSL template (e.g. the kernel before a change), measured beside the paths as path
+    ``"template"``, compiled with one column per invocation and the workgroup reduction."""
     implementation: str = "wgpu"
     adapter: str | None = None
     acceptance: Acceptance = field(default_factory=Acceptance)
@@ -75,6 +79,9 @@ class Options:
             raise ValueError(f"kernel paths must be among {', '.join(KERNEL_PATHS)}, got {', '.join(self.paths)}")
 
 
+TEMPLATE_PATH = "template"
+"""The name under which ``Options.template`` is measured."""
+
 Config = tuple[str, int, int]
 """(kernel path, T, W)."""
 
@@ -90,13 +97,16 @@ class _Group:
     def __init__(self, options: Options, dtype: str, shape: Shape, log: Log) -> None:
         self.options, self.dtype, self.shape, self.log = options, dtype, shape, log
         self.kernels = {p: get_kernel(options.implementation, options.adapter, path=p) for p in options.paths}
+        if options.template is not None:
+            self.kernels[TEMPLATE_PATH] = get_kernel(options.implementation, options.adapter,
+                                                     options.template.read_text(), path="scalar")
         self.work: dict[Config, Workload] = {}
         self.bound: dict[Config, object] = {}
         self.select: dict[Config, dict[int, SelectSeries]] = {}
 
     def bind(self) -> None:
         """Bind every configuration (memory-tracked) and the prefix reruns its p* needs."""
-        for path in self.options.paths:
+        for path in self.kernels:
             for seq_len in self.options.seq_lens:
                 for window in sorted(self.options.windows):
                     work, bound = bind_tracked(self.kernels[path].device, lambda p=path, t=seq_len, w=window:
@@ -157,7 +167,7 @@ class _Group:
                      f"{work.call.spec.lanes} columns per invocation)")
             if window == 0 and ort is not None:
                 ort_rows.append(self._ort_row(work, path, seq_len, ort))
-        for path in self.options.paths:
+        for path in self.kernels:
             for seq_len in self.options.seq_lens:
                 config_text = _label(self.dtype, self.shape, path, seq_len)
                 verify = timings.round_medians([("verify", path, seq_len, w) for w in self.options.windows])
@@ -271,7 +281,7 @@ def run_benchmark(options: Options, log: Log = print) -> dict:
             "kernel_clock": "gpu-timestamp" if "timestamp-query" in device.features else "wall-fenced",
             "clock_note": DAWN_CLOCK_NOTE if options.implementation == "dawn" else "",
             "ort_webgpu": ort_note,
-            "paths": list(options.paths),
+            "paths": [*options.paths, *([f"{TEMPLATE_PATH} ({options.template})"] if options.template else [])],
             "protocol": protocol_dict(options.protocol),
             "schedule": asdict(options.schedule),
             "warm_up": collected["warm_up"],

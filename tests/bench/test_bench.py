@@ -188,11 +188,14 @@ def test_chunked_sampler_covers_every_iteration() -> None:
 def test_subcommand_and_quick_defaults() -> None:
     parser = argparse.ArgumentParser()
     add_subcommand(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["bench", "--quick", "--out", "x", "--windows", "4", "--acceptance", "geometric:0.7"])
+    args = parser.parse_args(["bench", "--quick", "--out", "x", "--windows", "4", "--acceptance", "geometric:0.7",
+                              "--paths", "auto,scalar", "--template", "old.wgsl", "--rounds", "5"])
     options = options_from_args(args)
     assert args.func.__name__ == "run_from_args"
     assert options.windows == (0, 4) and options.shapes == (QUICK_SHAPE,)
     assert options.acceptance.label == "geometric:0.7" and options.protocol.iterations < 200
+    assert options.paths == ("auto", "scalar") and options.template == Path("old.wgsl")
+    assert options.schedule.rounds == 5 and options.schedule.per_round < 60
 
 
 def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
