@@ -30,8 +30,9 @@
 // the state and never store: they exist only to keep every barrier and shuffle in uniform control flow.
 //
 // The state is read once, from the seed (slot W-1 of the past state, the 4-D state when W = 0,
-// or one slot bound on its own), before any store, and each invocation reads exactly the
-// elements it later writes; nothing else of the past state is ever read. That is what makes the
+// or one slot bound on its own), before any store to it, and each invocation reads exactly the
+// elements of it that it later writes (the leading zero slots, cleared by all invocations, lie
+// before slot W-1); nothing else of the past state is ever read. That is what makes the
 // aliased binding (past and present are one read_write buffer) safe without a barrier.
 {{ENABLE}}
 alias STORE = {{STORE}};
@@ -117,7 +118,8 @@ fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
 // [[/subgroup]]
 
 @compute @workgroup_size(ROWG, COLS)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+        @builtin(local_invocation_index) lindex: u32, @builtin(num_workgroups) groups: vec3<u32>) {
     let DK = params.d_k;
     // columns of d_v in units of LANES
     let DV = params.d_v / LANES;
@@ -143,6 +145,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let kv_per_q = max(HKV / HQ, 1u);
     let out_heads = max(HQ, HKV);
     var bank = 0u;
+
+    // The leading W - T slots represent no token of this call: exact zeros. They are one contiguous
+    // range that holds no seed (the seed is slot W-1), so every invocation of the dispatch clears
+    // consecutive elements of it, coalesced, first thing: the stores overlap the token loop.
+    if (W > seq_len) {
+        let zeros = (W - seq_len) * slot_elems;
+        let stride = groups.x * groups.y * groups.z * ROWG * COLS;
+        for (var e = ((wg.z * groups.y + wg.y) * groups.x + wg.x) * ROWG * COLS + lindex; e < zeros; e += stride) {
+            present_state[e] = SVEC();
+        }
+    }
 
     var s: array<VEC, RPT>;
     if (live && params.seed_mode != SEED_ZERO) {
@@ -197,10 +210,5 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     }
     if (live && W == 0u) {
         for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[head_base + i * DV] = SVEC(s[k]); } }
-    }
-    // leading W - T slots represent no token of this call: exact zeros
-    for (var j = 0u; live && j + seq_len < W; j++) {
-        let slot = j * slot_elems + head_base;
-        for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[slot + i * DV] = SVEC(); } }
     }
 }
