@@ -202,13 +202,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
                 output[(bt * out_heads + oh) * DV + col] = SVEC(params.scale * o);
             }
         }
-        // slot j holds the state after T - W + j + 1 tokens: token t (0-based) goes to j = t + W - T
-        if (live && W > 0u && t + W >= seq_len) {
-            let slot = (t + W - seq_len) * slot_elems + head_base;
+        // slot j holds the state after T - W + j + 1 tokens: token t (0-based) goes to j = t + W - T;
+        // W = 0 stores the one 4-D state after the last token the same way, as "slot 0 of 1"
+        let slots = max(W, 1u);
+        if (live && t + slots >= seq_len) {
+            let slot = (t + slots - seq_len) * slot_elems + head_base;
             for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[slot + i * DV] = SVEC(s[k]); } }
         }
-    }
-    if (live && W == 0u) {
-        for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[head_base + i * DV] = SVEC(s[k]); } }
     }
 }
