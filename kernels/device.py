@@ -8,6 +8,7 @@ benchmark can check that a call holds exactly the memory it declares.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import itertools
 import threading
@@ -21,8 +22,20 @@ import numpy as np
 IMPLEMENTATIONS = {"wgpu": "wgpu", "dawn": "wgpudawn"}
 """Implementation name -> the Python package that provides the wgpu-py API on it."""
 
-OPTIONAL_FEATURES = ("shader-f16", "timestamp-query")
-"""Features requested whenever the adapter offers them (fp16 kernels, GPU timing)."""
+OPTIONAL_FEATURES = ("shader-f16", "timestamp-query", "subgroups", "subgroup")
+"""Features requested whenever the adapter offers them (fp16 kernels, GPU timing, subgroup reductions:
+``subgroups`` is the WebGPU name, which Dawn uses; wgpu-native calls its own ``subgroup``)."""
+
+SUBGROUP_ENABLE = {"wgpu": "", "dawn": "enable subgroups;"}
+"""The WGSL directive that turns subgroup built-ins on: Tint requires it, naga rejects it (not yet
+implemented there) and offers the built-ins whenever the device has the feature."""
+
+_SUBGROUP_PROBE = """
+{enable}
+@group(0) @binding(0) var<storage, read_write> sizes: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32, @builtin(subgroup_size) size: u32) {{ sizes[i] = size; }}
+"""
 
 STORAGE_LIMITS = ("max-storage-buffer-binding-size", "max-buffer-size")
 """Limits raised to the adapter's maximum: the defaults (128 MiB / 256 MiB) are arbitrary caps."""
@@ -160,6 +173,38 @@ class GpuDevice:
     @property
     def version(self) -> str:
         return str(getattr(self.module, "__version__", "unknown"))
+
+    @functools.cached_property
+    def subgroup_size(self) -> int | None:
+        """The subgroup size compute pipelines get here, measured once by a probe (None without subgroups).
+
+        WebGPU only bounds it (the adapter's min and max subgroup size; lavapipe says 4..128 and runs
+        8); the adapters this suite runs on use one size for every pipeline, which the probe reads.
+        """
+        if not self.features & {"subgroups", "subgroup"}:
+            return None
+        code = _SUBGROUP_PROBE.format(enable=SUBGROUP_ENABLE[self.implementation])
+        module = self.device.create_shader_module(label="subgroup-probe", code=code)
+        pipeline = self.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
+        sizes = self.tensor((64,), np.uint32, "subgroup-probe")
+        try:
+            group = self.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
+                {"binding": 0, "resource": {"buffer": sizes.buffer, "offset": 0, "size": sizes.size}}])
+            encoder = self.device.create_command_encoder()
+            compute = encoder.begin_compute_pass()
+            compute.set_pipeline(pipeline)
+            compute.set_bind_group(0, group)
+            compute.dispatch_workgroups(1)
+            compute.end()
+            self.queue.submit([encoder.finish()])
+            return int(self.download(sizes).min())
+        finally:
+            sizes.release()
+
+    @property
+    def subgroup_enable(self) -> str:
+        """The WGSL directive a shader using subgroup built-ins needs on this implementation."""
+        return SUBGROUP_ENABLE[self.implementation]
 
     def require(self, feature: str, why: str) -> None:
         """Raise ``FeatureMissing`` unless the device has ``feature``."""

@@ -31,6 +31,13 @@ from .shader import BINDINGS, CallParams, KernelSpec, render
 MAX_D_K = 256
 """Largest key head size (that of the ORT WebGPU EP); it bounds each invocation's private row block."""
 
+KERNEL_PATHS = ("auto", "subgroup", "workgroup", "scalar")
+"""How a kernel compiles its pipelines. ``auto``: vector columns where d_v % 4 == 0, and the subgroup
+reduction where the device has subgroups of at least the call's row groups, else the workgroup one;
+``subgroup``: the same but the subgroup reduction required (``KernelUnsupported`` where it is not
+possible); ``workgroup``: vector columns, always the workgroup reduction (the fallback);
+``scalar``: one column per invocation and the workgroup reduction (the kernel before vectorisation)."""
+
 KERNEL_DTYPES = ("float32", "float16")
 """Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
 
@@ -156,9 +163,14 @@ class Selection:
 class LinearAttentionKernel:
     """Compiled LinearAttention pipelines on one device, and the device-side operations around them."""
 
-    def __init__(self, device: GpuDevice, max_pipelines: int = 64, template: str | None = None) -> None:
+    def __init__(self, device: GpuDevice, max_pipelines: int = 64, template: str | None = None,
+                 path: str = "auto") -> None:
         # 64 holds every geometry class of both dtypes up to d_k = 64, and the common ones beyond
+        if path not in KERNEL_PATHS:
+            raise ValueError(f"kernel path {path!r}: expected one of {', '.join(KERNEL_PATHS)}")
         self.device = device
+        self.path = path
+        """One of ``KERNEL_PATHS``: which reduction and column width ``spec_for`` picks."""
         self.max_pipelines = max_pipelines
         self.template = template
         """The WGSL template compiled (None: ``kernels/linear_attention.wgsl``)."""
@@ -171,6 +183,22 @@ class LinearAttentionKernel:
         """Pipelines held in the cache now (at most ``max_pipelines``)."""
         return len(self._pipelines)
 
+    def spec_for(self, dims: Dims) -> KernelSpec:
+        """The pipeline a validated call runs on: its geometry class, with this kernel's path applied."""
+        spec = KernelSpec.for_dims(dims)
+        if self.path == "scalar":
+            return replace(spec, lanes=1)
+        if self.path == "workgroup":
+            return spec
+        size = self.device.subgroup_size
+        if size is not None and spec.row_groups <= size:
+            return replace(spec, reduction="subgroup")
+        if self.path == "subgroup":
+            raise KernelUnsupported(f"subgroup reduction over {spec.row_groups} row groups needs subgroups of at "
+                                    f"least that size; {self.device.description} has "
+                                    + (f"{size}" if size else "no subgroups feature"))
+        return spec
+
     def pipeline(self, spec: KernelSpec) -> Any:
         """The compute pipeline of a variant, compiled once and kept in a bounded LRU cache."""
         cached = self._pipelines.get(spec)
@@ -178,7 +206,8 @@ class LinearAttentionKernel:
             self._pipelines.move_to_end(spec)
             return cached
         gpu = self.device.device
-        module = gpu.create_shader_module(label=f"linear_attention {spec}", code=render(spec, self.template))
+        code = render(spec, self.template, self.device.subgroup_enable)
+        module = gpu.create_shader_module(label=f"linear_attention {spec}", code=code)
         pipeline = gpu.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
         self.compilations += 1
         self._pipelines[spec] = pipeline
@@ -219,7 +248,7 @@ class LinearAttentionKernel:
         )
         check_supported(self.device, dims)
         aliased = past_state is not None and present_state is past_state
-        spec = KernelSpec.for_dims(dims)
+        spec = self.spec_for(dims)
         for name, expected in (("output", dims.output_shape), ("present_state", dims.state_shape)):
             given = output if name == "output" else present_state
             if given is not None and (given.shape, given.dtype) != (expected, dims.dtype):
@@ -361,15 +390,15 @@ class LinearAttentionKernel:
         return saved
 
 
-_KERNELS: dict[tuple[str, str | int | None, str | None], LinearAttentionKernel] = {}
+_KERNELS: dict[tuple[str, str | int | None, str | None, str], LinearAttentionKernel] = {}
 
 
 def get_kernel(implementation: str = "wgpu", adapter: str | int | None = None,
-               template: str | None = None) -> LinearAttentionKernel:
-    """The process-wide kernel (and device) of an implementation, adapter choice and WGSL template."""
-    key = (implementation, adapter, template)
+               template: str | None = None, path: str = "auto") -> LinearAttentionKernel:
+    """The process-wide kernel (and device) of an implementation, adapter choice, WGSL template and path."""
+    key = (implementation, adapter, template, path)
     if key not in _KERNELS:
-        _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter), template=template)
+        _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter), template=template, path=path)
     return _KERNELS[key]
 
 
@@ -449,6 +478,7 @@ def linear_attention(
     implementation: str = "wgpu",
     adapter: str | int | None = None,
     template: str | None = None,
+    path: str = "auto",
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ONNX ``com.microsoft::LinearAttention`` operator on WebGPU, NumPy in and out.
 
@@ -458,7 +488,8 @@ def linear_attention(
     read-write buffer (ignored without ``past_state``). ``implementation`` is ``"wgpu"``
     (wgpu-native) or ``"dawn"`` (wgpudawn); ``adapter`` picks an adapter by name or number
     (``kernels.device.select_adapter``; default: the best); ``template`` is another WGSL template
-    to compile (default: the kernel's own). Raises
+    to compile (default: the kernel's own); ``path`` one of ``KERNEL_PATHS`` (default: the fastest the
+    device allows). Raises
     ``ValidationError`` for invalid input, ``KernelUnsupported`` for a valid call
     the device cannot run, ``DeviceUnavailable`` when there is no such implementation/adapter.
     """
@@ -466,7 +497,7 @@ def linear_attention(
     arrays = {"query": query, "key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
     dims = validate(**arrays, q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
                     scale=scale, state_window=state_window)
-    kernel = get_kernel(implementation, adapter, template)
+    kernel = get_kernel(implementation, adapter, template, path)
     check_supported(kernel.device, dims)
     workspace = workspaces(kernel).get(dims, aliased and dims.has_past, arrays)
     device = kernel.device

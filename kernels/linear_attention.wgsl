@@ -1,34 +1,51 @@
 // LinearAttention (com.microsoft) with state_window checkpoints: one call, tokens in order.
 //
-// Template: kernels/shader.py fills in the storage type and the workgroup geometry (COLS, ROWG,
-// RPT) before compilation; those are all a pipeline is specialised on. Everything else about a
-// call (sizes, heads, rule, decay and beta layouts, window, where the seed comes from) arrives in
-// the uniform `params`, so one pipeline serves every call of one geometry. Branches on `params`
-// are uniform: every invocation of a dispatch takes the same way.
+// Template: kernels/shader.py fills in the storage type, the columns each invocation owns
+// (LANES: 4 adjacent columns of d_v as one vector where d_v % 4 == 0, else 1), the reduction over
+// d_k (one of the sections marked [[workgroup]] and [[subgroup]] is kept) and the workgroup
+// geometry (COLS, ROWG, RPT) before compilation; those are all a pipeline is specialised on.
+// Everything else about a call (sizes, heads, rule, decay and beta layouts, window, where the seed
+// comes from) arrives in the uniform `params`, so one pipeline serves every call of one geometry.
+// Branches on `params` are uniform: every invocation of a dispatch takes the same way.
 //
-// One workgroup per (tile of COLS columns of d_v, kv head, batch), of COLS x ROWG invocations.
-// Invocation (c, g) owns rows g*RPT .. g*RPT+RPT-1 of one column of the d_k x d_v state, in
-// private memory (array `s`) for the whole call; rows at or past d_k (the last group's tail, or
-// whole groups when ROWG*RPT exceeds d_k) are never read or stored and stay zero. A reduction
-// over d_k (delta retrieval r = S^T k, readout o = S^T q) is a partial sum per invocation, then
-// `column_total`: partials go to workgroup memory, one barrier, and every invocation of the
-// column adds them up in the same fixed tree order, so all of them hold the same bits and the
-// result does not depend on scheduling. Math is f32; STORE is the storage type (f32 or f16), so
-// fp16 values are rounded exactly once, when stored.
+// One workgroup per (tile of COLS x LANES columns of d_v, kv head, batch), of ROWG x COLS
+// invocations. Invocation (g, c) owns rows g*RPT .. g*RPT+RPT-1 of LANES adjacent columns of the
+// d_k x d_v state, in private memory (array `s` of VEC) for the whole call, and moves them with one
+// LANES-wide access per row; rows at or past d_k (the last group's tail, or whole groups when
+// ROWG*RPT exceeds d_k) are never read or stored and stay zero. A reduction over d_k (delta
+// retrieval r = S^T k, readout o = S^T q) is a partial sum per invocation, then `column_total`,
+// which adds the ROWG partials of a column in one fixed pairwise tree order, so every invocation
+// of the column holds the same bits and the result does not depend on scheduling:
+// - [[workgroup]]: partials go to workgroup memory, one barrier, and every invocation adds them up;
+// - [[subgroup]]: a butterfly of subgroupShuffleXor over the row groups, no barrier and no
+//   workgroup memory. The ROWG row groups of a column are consecutive invocations (x is the row
+//   group), so they share a subgroup wherever the subgroup size is at least ROWG (the host checks).
+//   Step `stride` adds the partner's value; lane 0 forms exactly the workgroup path's tree, and
+//   every other lane the same sums with the operands swapped, which IEEE addition makes identical:
+//   both paths give the same bits.
+// Math is f32; STORE is the storage type (f32 or f16), so fp16 values are rounded exactly once, when
+// stored.
 //
-// Invocations past the last column (the tail tile) compute on column d_v-1's inputs, never read
-// the state and never store: they exist only to keep every barrier in uniform control flow.
+// Invocations past the last column (the tail tile) compute on the last column's inputs, never read
+// the state and never store: they exist only to keep every barrier and shuffle in uniform control flow.
 //
 // The state is read once, from the seed (slot W-1 of the past state, the 4-D state when W = 0,
-// or one slot bound on its own), before any store, and each invocation reads exactly the
-// elements it later writes; nothing else of the past state is ever read. That is what makes the
+// or one slot bound on its own), before any store to it, and each invocation reads exactly the
+// elements of it that it later writes (the leading zero slots, cleared by all invocations, lie
+// before slot W-1); nothing else of the past state is ever read. That is what makes the
 // aliased binding (past and present are one read_write buffer) safe without a barrier.
 {{ENABLE}}
 alias STORE = {{STORE}};
+// LANES adjacent columns: VEC is their f32 math type, SVEC their stored type (scalars, or 4-vectors)
+alias VEC = {{VEC}};
+alias SVEC = {{SVEC}};
 
+const LANES: u32 = {{LANES}}u;
 const COLS: u32 = {{COLS}}u;
 const ROWG: u32 = {{ROWG}}u;
 const RPT: u32 = {{RPT}}u;
+// the reduction tree spans every row group of a column
+const TREE: u32 = ROWG;
 
 // params.decay_mode: the rule does not decay, one gate per head (B, T, H_kv), one per row (B, T, H_kv*d_k)
 const DECAY_NONE: u32 = 0u;
@@ -60,46 +77,60 @@ struct Params {
     pad2: u32,
 }
 
-// Inputs a call does not have (decay, beta, past_state) are bound to another input and never read.
+// Inputs a call does not have (decay, beta, past_state) are bound to `value` and never read.
+// value, the state and the output are read and written LANES columns at a time.
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> query: array<STORE>;
 @group(0) @binding(2) var<storage, read> key: array<STORE>;
-@group(0) @binding(3) var<storage, read> value: array<STORE>;
+@group(0) @binding(3) var<storage, read> value: array<SVEC>;
 @group(0) @binding(4) var<storage, read> decay: array<STORE>;
 @group(0) @binding(5) var<storage, read> beta: array<STORE>;
-@group(0) @binding(6) var<storage, read> past_state: array<STORE>;
-@group(0) @binding(7) var<storage, read_write> output: array<STORE>;
-@group(0) @binding(8) var<storage, read_write> present_state: array<STORE>;
+@group(0) @binding(6) var<storage, read> past_state: array<SVEC>;
+@group(0) @binding(7) var<storage, read_write> output: array<SVEC>;
+@group(0) @binding(8) var<storage, read_write> present_state: array<SVEC>;
 
+// [[workgroup]]
 // Two banks of partial sums, used alternately, so one barrier per reduction suffices: a bank is
 // rewritten only after the barrier of the other bank, which every reader of it has passed.
-var<workgroup> partials: array<f32, 2u * ROWG * COLS>;
+var<workgroup> partials: array<VEC, 2u * ROWG * COLS>;
 
 // The sum over row groups of `part` for column c, in a fixed pairwise tree order.
-fn column_total(part: f32, bank: u32, c: u32, g: u32) -> f32 {
-    let base = bank * ROWG * COLS + c;
-    partials[base + g * COLS] = part;
+fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
+    let base = (bank * COLS + c) * ROWG;
+    partials[base + g] = part;
     workgroupBarrier();
-    var v: array<f32, ROWG>;
-    for (var j = 0u; j < ROWG; j++) { v[j] = partials[base + j * COLS]; }
-    for (var stride = 1u; stride < ROWG; stride *= 2u) {
+    var v: array<VEC, ROWG>;
+    for (var j = 0u; j < ROWG; j++) { v[j] = partials[base + j]; }
+    for (var stride = 1u; stride < TREE; stride *= 2u) {
         for (var j = 0u; j + stride < ROWG; j += 2u * stride) { v[j] = v[j] + v[j + stride]; }
     }
     return v[0];
 }
+// [[/workgroup]]
+// [[subgroup]]
+// The sum over row groups of `part` for this column: a butterfly over the ROWG consecutive lanes
+// (the same tree as the workgroup path; `bank`, `c` and `g` are that path's and unused here).
+fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
+    var v = part;
+    for (var stride = 1u; stride < TREE; stride *= 2u) { v = v + subgroupShuffleXor(v, stride); }
+    return v;
+}
+// [[/subgroup]]
 
-@compute @workgroup_size(COLS, ROWG)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+@compute @workgroup_size(ROWG, COLS)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+        @builtin(local_invocation_index) lindex: u32, @builtin(num_workgroups) groups: vec3<u32>) {
     let DK = params.d_k;
-    let DV = params.d_v;
+    // columns of d_v in units of LANES
+    let DV = params.d_v / LANES;
     let HQ = params.q_heads;
     let HKV = params.kv_heads;
     let W = params.window;
     let seq_len = params.seq_len;
-    let col = wg.x * COLS + lid.x;
+    let col = wg.x * COLS + lid.y;
     let live = col < DV;
     let vcol = min(col, DV - 1u);
-    let row0 = lid.y * RPT;
+    let row0 = lid.x * RPT;
     let h = wg.y;
     let b = wg.z;
     let slot_elems = params.batch * HKV * DK * DV;
@@ -115,15 +146,28 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let out_heads = max(HQ, HKV);
     var bank = 0u;
 
-    var s: array<f32, RPT>;
-    if (live && params.seed_mode != SEED_ZERO) {
-        let seed = params.seed_offset + head_base;
-        if (params.seed_mode == SEED_PRESENT) {
-            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = f32(present_state[seed + i * DV]); } }
-        } else {
-            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = f32(past_state[seed + i * DV]); } }
+    // The leading W - T slots represent no token of this call: exact zeros. They are one contiguous
+    // range that holds no seed (the seed is slot W-1), so every invocation of the dispatch clears
+    // consecutive elements of it, coalesced, first thing: the stores overlap the token loop.
+    if (W > seq_len) {
+        let zeros = (W - seq_len) * slot_elems;
+        let stride = groups.x * groups.y * groups.z * ROWG * COLS;
+        for (var e = ((wg.z * groups.y + wg.y) * groups.x + wg.x) * ROWG * COLS + lindex; e < zeros; e += stride) {
+            present_state[e] = SVEC();
         }
     }
+
+    var s: array<VEC, RPT>;
+    if (live && params.seed_mode != SEED_ZERO) {
+        let seed = params.seed_offset / LANES + head_base;
+        if (params.seed_mode == SEED_PRESENT) {
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = VEC(present_state[seed + i * DV]); } }
+        } else {
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = VEC(past_state[seed + i * DV]); } }
+        }
+    }
+    // this token's key rows (zero past d_k), loaded once for the retrieval and the update
+    var kr: array<f32, RPT>;
     for (var t = 0u; t < seq_len; t++) {
         let bt = b * seq_len + t;
         if (params.decay_mode == DECAY_HEAD) {
@@ -134,41 +178,36 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = exp(f32(decay[gates + i])) * s[k]; } }
         }
         let kbase = (bt * params.key_heads + kh) * DK;
-        let v = f32(value[(bt * HKV + h) * DV + vcol]);
+        for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { kr[k] = f32(key[kbase + i]); } }
+        let v = VEC(value[(bt * HKV + h) * DV + vcol]);
         if (params.beta_mode == BETA_NONE) {
-            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = s[k] + f32(key[kbase + i]) * v; } }
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = s[k] + kr[k] * v; } }
         } else {
-            var rp = 0.0;
-            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { rp = rp + s[k] * f32(key[kbase + i]); } }
-            let r = column_total(rp, bank, lid.x, lid.y);
+            var rp = VEC();
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { rp = rp + s[k] * kr[k]; } }
+            let r = column_total(rp, bank, lid.y, lid.x);
             bank ^= 1u;
             let u = f32(beta[select(bt * HKV + h, bt, params.beta_mode == BETA_SHARED)]) * (v - r);
-            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = s[k] + f32(key[kbase + i]) * u; } }
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = s[k] + kr[k] * u; } }
         }
         for (var g = 0u; g < group; g++) {
             let qh = select(h / kv_per_q, h * group + g, standard);
             let oh = select(h, qh, standard);
-            var op = 0.0;
+            var op = VEC();
             let qbase = (bt * HQ + qh) * DK;
             for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { op = op + s[k] * f32(query[qbase + i]); } }
-            let o = column_total(op, bank, lid.x, lid.y);
+            let o = column_total(op, bank, lid.y, lid.x);
             bank ^= 1u;
-            if (live && lid.y == 0u) {
-                output[(bt * out_heads + oh) * DV + col] = STORE(params.scale * o);
+            if (live && lid.x == 0u) {
+                output[(bt * out_heads + oh) * DV + col] = SVEC(params.scale * o);
             }
         }
-        // slot j holds the state after T - W + j + 1 tokens: token t (0-based) goes to j = t + W - T
-        if (live && W > 0u && t + W >= seq_len) {
-            let slot = (t + W - seq_len) * slot_elems + head_base;
-            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[slot + i * DV] = STORE(s[k]); } }
+        // slot j holds the state after T - W + j + 1 tokens: token t (0-based) goes to j = t + W - T;
+        // W = 0 stores the one 4-D state after the last token the same way, as "slot 0 of 1"
+        let slots = max(W, 1u);
+        if (live && t + slots >= seq_len) {
+            let slot = (t + slots - seq_len) * slot_elems + head_base;
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[slot + i * DV] = SVEC(s[k]); } }
         }
-    }
-    if (live && W == 0u) {
-        for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[head_base + i * DV] = STORE(s[k]); } }
-    }
-    // leading W - T slots represent no token of this call: exact zeros
-    for (var j = 0u; live && j + seq_len < W; j++) {
-        let slot = j * slot_elems + head_base;
-        for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[slot + i * DV] = STORE(0.0); } }
     }
 }

@@ -1,8 +1,10 @@
 """The kernel's interface to its WGSL: the compile-time geometry of a pipeline and the per-call uniform.
 
-A pipeline is specialised only on what must be a constant: the storage type and the split of the
+A pipeline is specialised only on what must be a constant: the storage type, the split of the
 state over a workgroup (``KernelSpec``: columns of d_v per workgroup, row groups per column, rows
-per invocation, which sizes a private array and the reduction tree). Sizes, heads, rule, layouts,
+per invocation, which sizes a private array and the reduction tree), the columns each invocation
+moves at once (4 as one vector where d_v % 4 == 0, else 1) and how a column's partial sums meet
+(workgroup memory and a barrier, or subgroup shuffles). Sizes, heads, rule, layouts,
 window and seed arrive per call in the uniform (``CallParams``), so one compiled pipeline serves
 every call whose head sizes fall in the same geometry class: a handful of pipelines cover every
 call up to ``d_k = 256``, and a fuzzing campaign compiles them once instead of once per variant.
@@ -13,6 +15,7 @@ many sizes share one class; the invocations and rows this adds are masked off in
 
 from __future__ import annotations
 
+import re
 from dataclasses import astuple, dataclass
 from functools import cache
 from importlib import resources
@@ -36,8 +39,18 @@ ROW_QUANTUM = 4
 BINDINGS = ("query", "key", "value", "decay", "beta", "past_state", "output", "present_state")
 """The storage buffers at bindings 1.. (binding 0 is the uniform), as the WGSL declares them."""
 
-STAND_IN = "query"
-"""The input bound in place of one the call does not have (decay, beta, past_state): never read."""
+STAND_IN = "value"
+"""The input bound in place of one the call does not have (decay, beta, past_state): never read. It is
+``value`` because the kernel declares it with the state's element type (a 4-vector where d_v % 4 == 0),
+so it always holds at least one such element, as a binding of that type requires."""
+
+VECTOR_LANES = 4
+"""Columns of d_v per invocation where d_v % 4 == 0: one 16-byte (fp16: 8-byte) access per row."""
+
+REDUCTIONS = ("workgroup", "subgroup")
+"""How a column's partial sums over d_k meet: workgroup memory and a barrier, or subgroup shuffles."""
+
+_SECTION = re.compile(r"// \[\[(\w+)\]\]\n(.*?)// \[\[/\1\]\]\n", re.DOTALL)
 
 
 def _next_power_of_two(n: int) -> int:
@@ -56,6 +69,10 @@ class KernelSpec:
     """Invocations per column (a power of two); together they hold ``row_groups * rows_per_thread >= d_k`` rows."""
     columns: int
     """Columns of d_v per workgroup."""
+    lanes: int = 1
+    """Adjacent columns of d_v each invocation owns (``VECTOR_LANES`` or 1); divides d_v."""
+    reduction: str = "workgroup"
+    """One of ``REDUCTIONS``; ``"subgroup"`` needs a subgroup size of at least ``row_groups``."""
 
     @classmethod
     def for_dims(cls, dims: Dims) -> KernelSpec:
@@ -64,11 +81,18 @@ class KernelSpec:
 
     @classmethod
     def for_sizes(cls, dtype: str, d_k: int, d_v: int) -> KernelSpec:
-        """The geometry class of a call of these head sizes."""
+        """The geometry class of a call of these head sizes (vector columns where d_v allows them,
+        the workgroup reduction: ``LinearAttentionKernel`` picks the reduction the device allows)."""
         rows = ROW_QUANTUM * -(-d_k // (MAX_ROW_GROUPS * ROW_QUANTUM))
         groups = _next_power_of_two(-(-d_k // rows))
         columns = min(_next_power_of_two(d_v), MAX_COLUMNS, MAX_INVOCATIONS // groups)
-        return cls(dtype=dtype, rows_per_thread=rows, row_groups=groups, columns=columns)
+        lanes = VECTOR_LANES if d_v % VECTOR_LANES == 0 else 1
+        return cls(dtype=dtype, rows_per_thread=rows, row_groups=groups, columns=columns, lanes=lanes)
+
+    @property
+    def invocations(self) -> int:
+        """Invocations per workgroup: row groups times the columns of invocations."""
+        return self.row_groups * self.columns // self.lanes
 
     def workgroups(self, dims: Dims) -> tuple[int, int, int]:
         """The dispatch size of a call: (tiles of d_v, kv heads, batch)."""
@@ -142,18 +166,29 @@ def _template() -> str:
     return resources.files("kernels").joinpath("linear_attention.wgsl").read_text()
 
 
-def render(spec: KernelSpec, template: str | None = None) -> str:
+def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str = "") -> str:
     """The WGSL source of one pipeline, from ``template`` (default: ``linear_attention.wgsl``; another
-    is a variant of the kernel under test, e.g. an engineer's change or a deliberately broken copy)."""
+    is a variant of the kernel under test, e.g. an engineer's change or a deliberately broken copy).
+
+    Of the template's sections marked ``// [[name]]`` ... ``// [[/name]]`` only the one named by
+    ``spec.reduction`` is kept; ``subgroup_enable`` is the directive the subgroup reduction needs on
+    the implementation compiling it (``GpuDevice.subgroup_enable``).
+    """
     store = "f16" if spec.dtype == "float16" else "f32"
+    enables = ["enable f16;" if store == "f16" else "", subgroup_enable if spec.reduction == "subgroup" else ""]
+    vector = spec.lanes > 1
     replacements = {
-        "ENABLE": "enable f16;" if store == "f16" else "",
+        "ENABLE": "\n".join(e for e in enables if e),
         "STORE": store,
-        "COLS": str(spec.columns),
+        "VEC": f"vec{spec.lanes}<f32>" if vector else "f32",
+        "SVEC": f"vec{spec.lanes}<{store}>" if vector else store,
+        "LANES": str(spec.lanes),
+        "COLS": str(spec.columns // spec.lanes),
         "ROWG": str(spec.row_groups),
         "RPT": str(spec.rows_per_thread),
     }
     source = template if template is not None else _template()
+    source = _SECTION.sub(lambda m: m.group(2) if m.group(1) == spec.reduction else "", source)
     for name, text in replacements.items():
         source = source.replace("{{" + name + "}}", text)
     return source

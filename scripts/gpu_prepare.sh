@@ -5,8 +5,9 @@
 # (.git/info/exclude) and travel as carried paths.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-grep -qx '/.whl/' .git/info/exclude || echo /.whl/ >> .git/info/exclude
-grep -qx '/.gl/' .git/info/exclude || echo /.gl/ >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)  # also right in a linked worktree, where .git is a file
+grep -qx '/.whl/' "$exclude" || echo /.whl/ >> "$exclude"
+grep -qx '/.gl/' "$exclude" || echo /.gl/ >> "$exclude"
 mkdir -p .whl .gl
 platforms=()
 for n in 1 2014 2_17 2_24 2_27 2_28 2_31 2_34 2_35; do

@@ -2,8 +2,13 @@
 # Runs on the GPU machine (no network, Python 3.12 with numpy, onnx, onnxruntime, hypothesis,
 # pytest, matplotlib preinstalled): installs the carried wheels and Vulkan loader, lists the
 # backends, runs the correctness tests on the real GPU, then the full benchmark.
-# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all|large|campaign|cuda]
+# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all|large|campaign|paths|bench3|cuda]
 #   large: the kernel against ORT's EP where device time dominates the host path (T = 64, B = 1 and 4)
+#   paths: the kernel tests, then the kernel paths side by side in one run (auto, workgroup, scalar,
+#          and the WGSL template build/old-kernel.wgsl where it was carried, e.g. the kernel before a
+#          change: git show REV:kernels/linear_attention.wgsl) at the reference decode configurations
+#          and at T = 64 against ORT's EP
+#   bench3: three consecutive full benchmarks on one machine session (do the verdicts hold?)
 #   cuda: the CUDA EP live (onnxruntime-gpu, carried in parts by scripts/gpu_cuda_parts.sh and
 #         stashed in $CUDA_PARTS by earlier runs): its tests, the 64 CUDA reference cases replayed
 #         against it, and a campaign with every backend
@@ -43,6 +48,26 @@ if [ "$what" = campaign ]; then
   python3 -m fuzz.cli campaign --time 150s -j 8 --out /tmp/campaign 2>&1 | tr '\r' '\n' | tail -15 \
     | tee "$out/campaign.txt"
   cp /tmp/campaign/summary.json /tmp/campaign/report.html "$out/" 2>/dev/null
+fi
+if [ "$what" = paths ]; then
+  timeout 240 python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernel tests/engine/test_properties.py \
+    tests/engine/test_device_chain.py --tb=short -rfE > "$out/tests.txt" 2>&1
+  tail -15 "$out/tests.txt"
+  old=(); [ -f build/old-kernel.wgsl ] && old=(--template build/old-kernel.wgsl)
+  python3 -m fuzz.bench --paths auto,workgroup,scalar "${old[@]}" --out "$out/paths" 2>&1 | tee "$out/paths.txt"
+  python3 -m fuzz.bench --paths auto "${old[@]}" --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 4 \
+    --out "$out/large" 2>&1 | tee "$out/large.txt"
+  # the floor: a nearly empty call (one head of 4 x 4), timed the same way
+  python3 -m fuzz.bench --paths auto,scalar "${old[@]}" --shapes 1,1,4,4 --seq-lens 1 --windows 0 --dtypes fp32 --no-ort \
+    --out "$out/floor" > "$out/floor.txt" 2>&1; grep "p50" "$out/floor.txt"
+fi
+if [ "$what" = bench3 ]; then
+  timeout 150 python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernel/test_kernel_parity.py -k same_bits \
+    > "$out/same-bits.txt" 2>&1; tail -3 "$out/same-bits.txt"
+  for run in 1 2 3; do
+    python3 -m fuzz.bench --out "$out/bench$run" > "$out/bench$run.txt" 2>&1
+    grep -E "gates PASS" "$out/bench$run.txt"
+  done
 fi
 if [ "$what" = large ] || [ "$what" = all ]; then
   python3 -m fuzz.bench --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 4 \

@@ -12,7 +12,9 @@ Definitions (also printed in every report):
   P(a) ∝ r^a (1-r), a < T) and only over accepted lengths the window represents (T - W < a);
   unrepresented ones need a rerun in both cases and contribute 0.
 
-Modules: ``protocol`` (warm-ups, iterations, repetitions, percentiles, clocks), ``workload``
+Modules: ``protocol`` (samplers, clocks, the wall-clock protocol), ``rounds`` (the settling
+warm-up and interleaved rounds of the kernel clock), ``confidence`` (bootstrap intervals over
+rounds and the PASS / FAIL / INCONCLUSIVE verdict), ``workload``
 (shapes, inputs, a bound call), ``kernel_timing``, ``rollback`` (the p* math), ``memory``,
 ``ort_side``, ``gates``, ``report``, ``runner`` (one run), ``cli`` (the command line).
 """

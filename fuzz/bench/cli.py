@@ -15,10 +15,12 @@ from pathlib import Path
 from fuzz import backend_options, environment
 from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError
+from kernels.linear_attention import KERNEL_PATHS
 
 from .protocol import FULL, QUICK
 from .report import markdown, write_outputs
 from .rollback import Acceptance
+from .rounds import FULL_SCHEDULE, QUICK_SCHEDULE
 from .runner import Options, run_benchmark
 from .workload import QUICK_SHAPE, REFERENCE_SHAPE, Shape
 
@@ -48,6 +50,14 @@ def _dtypes(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(f"dtypes are fp16/float16 and fp32/float32, got {text!r}") from None
 
 
+def _paths(text: str) -> tuple[str, ...]:
+    paths = tuple(part.strip() for part in text.split(","))
+    unknown = [p for p in paths if p not in KERNEL_PATHS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"kernel paths are {', '.join(KERNEL_PATHS)}, got {', '.join(unknown)}")
+    return paths
+
+
 def _acceptance(text: str) -> Acceptance:
     try:
         return Acceptance.parse(text)
@@ -66,13 +76,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtypes", type=_dtypes, default=("float16", "float32"), help="default fp16,fp32")
     parser.add_argument("--windows", type=_ints, default=(0, 1, 4, 8), help="state_window values (0 is always added)")
     parser.add_argument("--seq-lens", type=_ints, default=(1, 4, 8), help="draft lengths T (default 1,4,8)")
+    parser.add_argument("--paths", type=_paths, default=("auto",),
+                        help="kernel paths measured side by side in the same rounds (default auto; "
+                             f"any of {', '.join(KERNEL_PATHS)}, e.g. auto,scalar)")
+    parser.add_argument("--template", type=Path, help="another WGSL template (e.g. the kernel before a change, from "
+                        "git show REV:kernels/linear_attention.wgsl), measured beside the paths as path 'template'")
     parser.add_argument("--implementation", choices=("wgpu", "dawn"), default="wgpu",
                         help="wgpu-native (default; precise timestamps) or Dawn (timestamps quantized)")
     parser.add_argument("--acceptance", type=_acceptance, default=Acceptance(),
                         help="accepted-length distribution given a rejection: uniform (default) or geometric:R")
-    parser.add_argument("--warmups", type=int, help="override the protocol's warm-ups")
-    parser.add_argument("--iterations", type=int, help="override the protocol's measured iterations")
-    parser.add_argument("--repetitions", type=int, help="override the protocol's repetitions")
+    parser.add_argument("--rounds", type=int, help=f"interleaved rounds of the kernel clock (default "
+                        f"{FULL_SCHEDULE.rounds}; with --quick {QUICK_SCHEDULE.rounds})")
+    parser.add_argument("--per-round", type=int, help=f"samples per series per round (default "
+                        f"{FULL_SCHEDULE.per_round}; with --quick {QUICK_SCHEDULE.per_round})")
+    parser.add_argument("--warmups", type=int, help="override the wall-clock protocol's warm-ups")
+    parser.add_argument("--iterations", type=int, help="override the wall-clock protocol's measured iterations")
+    parser.add_argument("--repetitions", type=int, help="override the wall-clock protocol's repetitions")
     parser.add_argument("--growth-calls", type=int, help="select-and-resume cycles of the memory growth check "
                         f"(default 100; with --quick {QUICK_GROWTH_CALLS})")
     parser.add_argument("--no-ort", action="store_true", help="skip the ORT WebGPU EP comparison")
@@ -87,6 +106,8 @@ def options_from_args(args: argparse.Namespace) -> Options:
     protocol = QUICK if args.quick else FULL
     overrides = {name: getattr(args, name) for name in ("warmups", "iterations", "repetitions")
                  if getattr(args, name) is not None}
+    schedule = QUICK_SCHEDULE if args.quick else FULL_SCHEDULE
+    rounds = {name: getattr(args, name) for name in ("rounds", "per_round") if getattr(args, name) is not None}
     default_shapes = (QUICK_SHAPE,) if args.quick else (REFERENCE_SHAPE,)
     growth = args.growth_calls if args.growth_calls is not None else (QUICK_GROWTH_CALLS if args.quick else 100)
     return Options(
@@ -94,10 +115,13 @@ def options_from_args(args: argparse.Namespace) -> Options:
         dtypes=args.dtypes,
         windows=tuple(sorted({0, *args.windows})),
         seq_lens=args.seq_lens,
+        paths=args.paths,
+        template=args.template,
         implementation=args.implementation,
         adapter=chosen_adapter(args.implementation, args.implementation)[1],
         acceptance=args.acceptance,
         protocol=replace(protocol, **overrides),
+        schedule=replace(schedule, **rounds),
         growth_calls=growth,
         ort=not args.no_ort,
     )

@@ -1,19 +1,28 @@
-"""The verdicts of SPEC §5: each gate with its measured value, threshold, PASS/FAIL and the margin.
+"""The verdicts of SPEC §5: each gate with its measured value, interval, threshold and verdict.
 
 Gates per (dtype, shape, T):
 
 - ``W=1 overhead``: (verify_1 - verify_0) / verify_0 <= 5%;
 - ``W=4 overhead``: (verify_4 - verify_0) / verify_0 <= 15%;
 - ``p* W=4``, ``p* W=8`` (only where T > 1): the break-even rejection probability <= 20%
-  (an undefined p* - selecting saves nothing - fails);
+  (an undefined p* - selecting saves nothing - counts as infinite);
 
 and per (dtype, shape, T, W): ``memory live bytes`` == the declared bytes, and ``memory growth``
 == 0 (live bytes, live buffers and allocations over many select-and-resume cycles).
+
+A timing gate carries a bootstrap interval over measurement rounds (``fuzz.bench.confidence``) and
+is PASS only when the whole interval is within the threshold, FAIL when the whole interval is
+beyond it, INCONCLUSIVE otherwise (with the reason). A memory gate is exact: PASS or FAIL.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
 from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .confidence import FAIL, PASS, Interval, Statistic, bootstrap, estimates, verdict
 
 OVERHEAD_LIMITS = {1: 0.05, 4: 0.15}
 """Window -> largest allowed slowdown of verify_W relative to verify_0."""
@@ -24,38 +33,54 @@ P_STAR_WINDOWS = (4, 8)
 
 @dataclass(frozen=True)
 class Gate:
-    """One verdict. ``measured`` is None when it could not be measured (which fails the gate)."""
+    """One verdict. ``measured`` is None when it could not be measured (an undefined p*)."""
 
     name: str
     config: str
     measured: float | None
     threshold: float
     comparison: str
-    """``"<="`` or ``"=="``."""
+    """``"<="`` (a timing gate, judged by ``interval``) or ``"=="`` (an exact memory gate)."""
     unit: str
     """``"%"`` (values are fractions, shown as percent), ``"bytes"``, or ``""`` (a plain count)."""
+    interval: Interval | None = None
+    """The bootstrap interval of a timing gate (None with fewer than two rounds: inconclusive)."""
+
+    @property
+    def judgement(self) -> tuple[str, str]:
+        """(verdict, reason): PASS / FAIL / INCONCLUSIVE, and why when inconclusive."""
+        if self.comparison == "==":
+            return (PASS if self.measured == self.threshold else FAIL), ""
+        return verdict(self.interval, self.threshold)
+
+    @property
+    def verdict(self) -> str:
+        return self.judgement[0]
 
     @property
     def passed(self) -> bool:
-        if self.measured is None:
-            return False
-        if self.comparison == "<=":
-            return self.measured <= self.threshold
-        return self.measured == self.threshold
+        return self.verdict == PASS
 
     def show(self, value: float | None) -> str:
-        if value is None:
+        if value is None or not np.isfinite(value):
             return "undefined"
         if self.unit == "%":
             return f"{100 * value:.2f}%"
         return f"{value:,.0f} {self.unit}".rstrip()
 
     @property
-    def margin(self) -> str:
-        """How far from the threshold: e.g. ``"by 3.10 pp"`` or ``"by 4,096 bytes"``; empty on a pass."""
-        if self.passed:
+    def interval_text(self) -> str:
+        """``[12.10%, 14.02%]``, or empty for an exact gate."""
+        if self.interval is None:
             return ""
-        if self.measured is None:
+        return f"[{self.show(self.interval.low)}, {self.show(self.interval.high)}]"
+
+    @property
+    def margin(self) -> str:
+        """How far beyond the threshold a FAIL is: e.g. ``"by 3.10 pp"`` or ``"by +4,096 bytes"``; else empty."""
+        if self.verdict != FAIL:
+            return ""
+        if self.measured is None or not np.isfinite(self.measured):
             return "not measurable"
         excess = self.measured - self.threshold
         if self.unit == "%":
@@ -63,9 +88,19 @@ class Gate:
         return f"by {excess:+,.0f} {self.unit}".rstrip()
 
     def record(self) -> dict[str, object]:
-        """JSON-ready, with the values as printed (``measured_text``, ``threshold_text``)."""
-        return {**asdict(self), "passed": self.passed, "margin": self.margin,
-                "measured_text": self.show(self.measured), "threshold_text": self.show(self.threshold)}
+        """JSON-ready, with the values as printed (``measured_text``, ``threshold_text``, ``interval_text``)."""
+        kind, reason = self.judgement
+        return {**asdict(self), "verdict": kind, "reason": reason, "passed": self.passed, "margin": self.margin,
+                "measured_text": self.show(self.measured), "threshold_text": self.show(self.threshold),
+                "interval_text": self.interval_text}
+
+
+def timing_gate(name: str, config: str, round_medians: Mapping[Hashable, np.ndarray], statistic: Statistic,
+                limit: float) -> Gate:
+    """An ``at most limit`` gate on ``statistic`` of the series' round medians, with its bootstrap interval."""
+    rounds = min(len(m) for m in round_medians.values())
+    interval = bootstrap(round_medians, statistic) if rounds >= 2 else None
+    return Gate(name, config, statistic(estimates(round_medians)), limit, "<=", "%", interval)
 
 
 def overhead(verify_w: float, verify_0: float) -> float:
@@ -73,19 +108,25 @@ def overhead(verify_w: float, verify_0: float) -> float:
     return (verify_w - verify_0) / verify_0
 
 
-def overhead_gates(config: str, verify: dict[int, float]) -> list[Gate]:
-    """The W=1 and W=4 overhead gates for one (dtype, shape, T), from p50 by window (W=0 required)."""
-    return [
-        Gate(f"W={w} overhead vs W=0", config, overhead(verify[w], verify[0]), limit, "<=", "%")
-        for w, limit in OVERHEAD_LIMITS.items() if w in verify
-    ]
+def overhead_gates(config: str, verify: Mapping[int, np.ndarray]) -> list[Gate]:
+    """The W=1 and W=4 overhead gates for one (dtype, shape, T), from the round medians by window (W=0 required)."""
+    found = []
+    for w, limit in OVERHEAD_LIMITS.items():
+        if w in verify:
+            def statistic(v: Mapping[Hashable, float], w: int = w) -> float:
+                return overhead(v[w], v[0])
+
+            found.append(timing_gate(f"W={w} overhead vs W=0", config, {0: verify[0], w: verify[w]}, statistic,
+                                     limit))
+    return found
 
 
-def p_star_gates(config: str, seq_len: int, p_star: dict[int, float | None]) -> list[Gate]:
-    """The p* gates for one (dtype, shape, T), from p* by window (none where T = 1)."""
+def p_star_gates(config: str, seq_len: int,
+                 by_window: Mapping[int, tuple[Mapping[Hashable, np.ndarray], Statistic]]) -> list[Gate]:
+    """The p* gates for one (dtype, shape, T) (none where T = 1): per window, its series and p* as a statistic."""
     if seq_len <= 1:
         return []
-    return [Gate(f"p* W={w}", config, p_star[w], P_STAR_LIMIT, "<=", "%") for w in P_STAR_WINDOWS if w in p_star]
+    return [timing_gate(f"p* W={w}", config, *by_window[w], P_STAR_LIMIT) for w in P_STAR_WINDOWS if w in by_window]
 
 
 def memory_gates(config: str, expected: int, bound_bytes: int, growth: dict[str, int]) -> list[Gate]:

@@ -1,24 +1,26 @@
-"""Timing the suite's kernel: verification calls, checkpoint selection, and the wall clocks.
+"""The series the benchmark times on the kernel clock, and the checkpoint-selection costs they give.
 
 The kernel clock is ``gpu-timestamp`` where the adapter has the ``timestamp-query`` feature,
 otherwise ``wall-fenced`` (a device-resident dispatch, then a readback that waits for the queue).
+Each function here returns a *sampler* over one bound workload (its buffers reused for every
+sample); ``fuzz.bench.rounds`` runs them interleaved.
 
-verify_W is the p50 of one call over ``T`` tokens at window ``W``. checkpoint_select(a) is what
-selecting the slot that holds ``a`` tokens adds to a resumed sequence, on one of two paths:
+verify_W is one call over ``T`` tokens at window ``W``. checkpoint_select(a) is what selecting the
+slot that holds ``a`` tokens adds to a resumed sequence, on one of two paths:
 
 - rebind (where the slot's offset is aligned): the next call reads its seed straight from the
-  slot: the p50 span of [call, call seeded from the slot] minus the p50 span of [call, call]
-  (about zero: no GPU work is added). The host creates one bind group per slot, once; its time
-  is reported beside it, not added, since a resumed sequence reuses it.
-- copy: the p50 span of [call, copy of the slot, call] minus the same baseline, so it includes the
-  copy and the barrier it adds: the whole GPU-side cost of selecting that way.
+  slot: span [call, call seeded from the slot] minus span [call, call] (about zero: no GPU work
+  is added). The host creates one bind group per slot, once; its time is reported beside it, not
+  added, since a resumed sequence reuses it.
+- copy: span [call, copy of the slot, call] minus the same baseline, so it includes the copy and
+  the barrier it adds: the whole GPU-side cost of selecting that way.
 
 Both are measured where both are possible; checkpoint_select(a) is the rebind where it exists.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +40,7 @@ from .protocol import (
     run_protocol,
     wall_timings,
 )
+from .rollback import represented_rejections
 from .workload import Workload
 
 MAX_TIMED = 1024
@@ -49,8 +52,8 @@ def kernel_clock(workload: Workload) -> str:
     return GPU_CLOCK if "timestamp-query" in workload.kernel.device.features else FENCED_CLOCK
 
 
-def _sequence_sampler(workload: Workload, between: Callable[[Any], None] | None,
-                      last: BoundCall | None = None) -> Sampler:
+def span_sampler(workload: Workload, between: Callable[[Any], None] | None = None,
+                 last: BoundCall | None = None) -> Sampler:
     """Samples of [call, ``between``, ``last`` (default: the call again)] on the kernel clock."""
     call: BoundCall = workload.call
     last = last or call
@@ -69,17 +72,12 @@ def _sequence_sampler(workload: Workload, between: Callable[[Any], None] | None,
     return fenced_wall_sampler(submit, workload.fence)
 
 
-def verify_timing(workload: Workload, protocol: Protocol) -> Timing:
-    """One call over ``T`` tokens at window ``W``, under the protocol, on the kernel clock."""
+def verify_sampler(workload: Workload) -> Sampler:
+    """Samples of one call over ``T`` tokens at window ``W`` on the kernel clock."""
     call = workload.call
     if kernel_clock(workload) == GPU_CLOCK:
-        return run_protocol(protocol, GPU_CLOCK, chunked(lambda n: kernel_times_ns(call, n), MAX_TIMED))
-    return run_protocol(protocol, FENCED_CLOCK, fenced_wall_sampler(call.dispatch, workload.fence))
-
-
-def resume_baseline(workload: Workload, protocol: Protocol) -> Timing:
-    """The span of two consecutive calls with nothing between them."""
-    return run_protocol(protocol, kernel_clock(workload), _sequence_sampler(workload, None))
+        return chunked(lambda n: kernel_times_ns(call, n), MAX_TIMED)
+    return fenced_wall_sampler(call.dispatch, workload.fence)
 
 
 def _slot(workload: Workload, accepted: int) -> int:
@@ -89,9 +87,8 @@ def _slot(workload: Workload, accepted: int) -> int:
     return slot
 
 
-def resume_with_copy(workload: Workload, accepted: int, protocol: Protocol) -> Timing:
-    """The span of [call, copy of the slot holding ``accepted`` tokens into past_state[W-1], call]."""
-    slot = _slot(workload, accepted)
+def _copy_sampler(workload: Workload, slot: int) -> Sampler:
+    """Spans of [call, copy of slot ``slot`` into past_state[W-1], call]."""
     past = workload.inputs["past_state"]
     present = workload.call.present_state
     kernel = workload.kernel
@@ -99,14 +96,26 @@ def resume_with_copy(workload: Workload, accepted: int, protocol: Protocol) -> T
     def copy(encoder: Any) -> None:
         kernel.encode_slot_copy(encoder, present, slot, past, workload.window - 1)
 
-    return run_protocol(protocol, kernel_clock(workload), _sequence_sampler(workload, copy))
+    return span_sampler(workload, copy)
 
 
-def resume_with_rebind(workload: Workload, accepted: int, protocol: Protocol) -> Timing:
-    """The span of [call, call seeded from the slot holding ``accepted`` tokens] (writing the past state)."""
+def select_series(workload: Workload, key: tuple) -> tuple[dict[Hashable, Sampler], dict[int, SelectSeries]]:
+    """The span series that price selecting each represented slot of ``workload``, named ``(kind, *key[, a])``:
+    the baseline ``("span", *key)``, ``("copy", *key, a)``, and ``("rebind", *key, a)`` where it can be rebound."""
     call = workload.call
-    rebound = call.with_seed(call.present_state, _slot(workload, accepted), workload.inputs["past_state"])
-    return run_protocol(protocol, kernel_clock(workload), _sequence_sampler(workload, None, rebound))
+    baseline = ("span", *key)
+    samplers: dict[Hashable, Sampler] = {baseline: span_sampler(workload)}
+    selects = {}
+    for a in represented_rejections(workload.seq_len, workload.window):
+        slot = _slot(workload, a)
+        copy, rebind = ("copy", *key, a), ("rebind", *key, a)
+        samplers[copy] = _copy_sampler(workload, slot)
+        reason = workload.kernel.rebind_blocker(call, slot)
+        if reason is None:
+            samplers[rebind] = span_sampler(workload, None,
+                                            call.with_seed(call.present_state, slot, workload.inputs["past_state"]))
+        selects[a] = SelectSeries(baseline, copy, rebind if reason is None else None, reason)
+    return samplers, selects
 
 
 def bind_group_time(workload: Workload, accepted: int, protocol: Protocol) -> Timing:
@@ -119,6 +128,21 @@ def bind_group_time(workload: Workload, accepted: int, protocol: Protocol) -> Ti
         call.make_bind_group(bound, slot)
 
     return run_protocol(protocol, HOST_CLOCK, fenced_wall_sampler(create, lambda: None))
+
+
+@dataclass(frozen=True)
+class SelectSeries:
+    """The names of the span series that price checkpoint selection for one accepted length."""
+
+    baseline: Hashable
+    copy: Hashable
+    rebind: Hashable | None
+    reason: str | None
+    """Why the slot cannot be rebound (None where it can)."""
+
+    def cost(self, values: Mapping[Hashable, float]) -> float:
+        """checkpoint_select(a) from one estimate per series: the rebind where it exists, else the copy."""
+        return values[self.rebind if self.rebind is not None else self.copy] - values[self.baseline]
 
 
 @dataclass(frozen=True)
@@ -141,21 +165,6 @@ class SelectCost:
         return self.copy_ns if self.rebind_ns is None else self.rebind_ns
 
 
-def select_costs(workload: Workload, accepted: list[int], protocol: Protocol) -> dict[int, SelectCost]:
-    """checkpoint_select(a) for each represented ``a``: each path's span minus the span of two plain calls."""
-    baseline = resume_baseline(workload, protocol).p50
-    costs = {}
-    for a in accepted:
-        reason = workload.kernel.rebind_blocker(workload.call, _slot(workload, a))
-        rebind = bind_group = None
-        if reason is None:
-            rebind = resume_with_rebind(workload, a, protocol).p50 - baseline
-            bind_group = bind_group_time(workload, a, protocol).p50
-        costs[a] = SelectCost(resume_with_copy(workload, a, protocol).p50 - baseline, rebind, bind_group, reason)
-    return costs
-
-
 def wall_clock_timings(workload: Workload, protocol: Protocol) -> dict[str, Timing]:
     """The kernel timed like the ORT EP: per-call wall time with a fence, and pipelined."""
     return wall_timings(protocol, workload.call.dispatch, workload.fence)
-

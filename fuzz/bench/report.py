@@ -27,6 +27,13 @@ DEFINITIONS = """\
   the stated acceptance distribution restricted to a < T; accepted lengths the window does not
   represent (a <= T - W) need a rerun in both cases and contribute 0, as does a = 0.
   p* undefined: selecting saves nothing. p* <= 0: the window costs no verification time.
+- Measurement: every timed series of a (dtype, shape) - each call, each selection span, each
+  prefix rerun, of every kernel path - is bound once, warmed up together until each one's recent
+  median stops moving, then measured in interleaved rounds (every series once per round, in a
+  seeded random order). p50/p95 are over all samples; gate values use each series' mean of round
+  medians, and their 95% bootstrap interval resamples whole rounds (the same rounds for every series).
+  PASS: the whole interval within the threshold; FAIL: the whole interval beyond it; otherwise
+  INCONCLUSIVE.
 - Memory: live device bytes of one bound call (kernel counters) vs inputs + past_state + output +
   window (present_state) + 64-byte uniform; growth over many select-and-resume cycles must be 0."""
 
@@ -43,20 +50,20 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 def latency_table(results: dict) -> str:
     """p50 / p95 (us) by window, one row per (dtype, shape, T), with the overhead against W = 0."""
-    grouped: dict[tuple[str, str, int], dict[int, dict]] = {}
+    grouped: dict[tuple[str, str, str, int], dict[int, dict]] = {}
     for row in results["configurations"]:
-        grouped.setdefault((row["dtype"], row["shape"], row["T"]), {})[row["W"]] = row["timing"]
+        grouped.setdefault((row["dtype"], row["shape"], _path(row), row["T"]), {})[row["W"]] = row["timing"]
     windows = sorted({row["W"] for row in results["configurations"]})
     rows = []
-    for (dtype, shape, seq_len), timing in grouped.items():
+    for (dtype, shape, path, seq_len), timing in grouped.items():
         base = timing[0]["p50_us"]
         cells = []
         for w in windows:
             t = timing[w]
             extra = "" if w == 0 else f" ({100 * (t['p50_us'] - base) / base:+.1f}%)"
             cells.append(f"{_us(t['p50_us'])} / {_us(t['p95_us'])}{extra}")
-        rows.append([dtype, shape, str(seq_len), *cells])
-    return _table(["dtype", "shape", "T", *(f"W={w} p50 / p95 us" for w in windows)], rows)
+        rows.append([dtype, shape, path, str(seq_len), *cells])
+    return _table(["dtype", "shape", "kernel path", "T", *(f"W={w} p50 / p95 us" for w in windows)], rows)
 
 
 def _p_star(value: float | None) -> str:
@@ -76,9 +83,10 @@ def rollback_table(results: dict) -> str:
     for r in results["rollback"]:
         detail = ", ".join(f"a={p['a']}: {_us(p['prefix_rerun_us'])}/{_us(p['checkpoint_select_us'])}"
                            f" {_select_path(p)}" for p in r["per_accepted"])
-        rows.append([r["dtype"], r["shape"], str(r["T"]), str(r["W"]), _us(r["verify_W_us"] - r["verify_0_us"]),
+        rows.append([r["dtype"], r["shape"], r["path"], str(r["T"]), str(r["W"]),
+                     _us(r["verify_W_us"] - r["verify_0_us"]),
                      _us(r["expected_saving_us"]), _p_star(r["p_star"]), detail])
-    return _table(["dtype", "shape", "T", "W", "verify_W - verify_0 us", "E[rerun - select] us", "p*",
+    return _table(["dtype", "shape", "kernel path", "T", "W", "verify_W - verify_0 us", "E[rerun - select] us", "p*",
                    "rerun/select us per accepted a (select path)"], rows)
 
 
@@ -87,50 +95,72 @@ def memory_table(results: dict) -> str:
     for row in results["configurations"]:
         m = row["memory"]
         growth = "/".join(str(m["growth"][k]) for k in ("live_bytes", "live_buffers", "allocations"))
-        rows.append([row["dtype"], row["shape"], str(row["T"]), str(row["W"]), f"{m['expected_total']:,}",
+        rows.append([row["dtype"], row["shape"], row["path"], str(row["T"]), str(row["W"]),
+                     f"{m['expected_total']:,}",
                      f"{m['bound']['live_bytes']:,}", f"{m['expected']['window']:,}", str(m["bound"]["live_buffers"]),
                      f"{growth} over {m['growth_calls']} calls"])
-    return _table(["dtype", "shape", "T", "W", "expected bytes", "live bytes", "present state (window) bytes",
-                   "buffers", "growth bytes/buffers/allocs"], rows)
+    return _table(["dtype", "shape", "kernel path", "T", "W", "expected bytes", "live bytes",
+                   "present state (window) bytes", "buffers", "growth bytes/buffers/allocs"], rows)
 
 
 def ort_table(results: dict) -> str:
     rows = []
     for r in results["ort_comparison"]:
         if "error" in r:
-            rows.append([r["dtype"], r["shape"], str(r["T"]), r["error"], "", "", "", "", ""])
+            rows.append([r["dtype"], r["shape"], r["path"], str(r["T"]), r["error"], "", "", "", "", ""])
             continue
         cells = []
         for clock in ("wall-fenced", "wall-pipelined"):
             ratio = r["ratio_kernel_to_ort"][clock]
             cells += [_us(r["ort"][clock]["p50_us"]), _us(r["kernel"][clock]["p50_us"]),
                       f"{ratio:.2f}x ({'slower' if ratio > 1 else 'faster'})"]
-        rows.append([r["dtype"], r["shape"], str(r["T"]), *cells])
-    return _table(["dtype", "shape", "T", "ORT fenced p50 us", "kernel fenced p50 us", "kernel/ORT fenced",
-                   "ORT pipelined p50 us", "kernel pipelined p50 us", "kernel/ORT pipelined"], rows)
+        rows.append([r["dtype"], r["shape"], r["path"], str(r["T"]), *cells])
+    return _table(["dtype", "shape", "kernel path", "T", "ORT fenced p50 us", "kernel fenced p50 us",
+                   "kernel/ORT fenced", "ORT pipelined p50 us", "kernel pipelined p50 us", "kernel/ORT pipelined"],
+                  rows)
 
 
 def gates_table(results: dict) -> str:
-    rows = [[g["name"], g["config"], g["measured_text"], f"{g['comparison']} {g['threshold_text']}",
-             "PASS" if g["passed"] else f"FAIL {g['margin']}"] for g in results["gates"]]
-    return _table(["gate", "configuration", "measured", "threshold", "verdict"], rows)
+    rows = [[g["name"], g["config"], g["measured_text"], g["interval_text"], f"{g['comparison']} {g['threshold_text']}",
+             " ".join(part for part in (g["verdict"], g["margin"], g["reason"]) if part)] for g in results["gates"]]
+    return _table(["gate", "configuration", "measured", "95% interval", "threshold", "verdict"], rows)
+
+
+def _path(row: dict) -> str:
+    """A configuration's kernel path as run: the path asked for, the reduction and columns per invocation."""
+    return f"{row['path']} ({row['reduction']}, x{row['lanes']})"
+
+
+def verdict_counts(results: dict) -> dict[str, int]:
+    """How many gates got each verdict."""
+    counts = {"PASS": 0, "FAIL": 0, "INCONCLUSIVE": 0}
+    for g in results["gates"]:
+        counts[g["verdict"]] += 1
+    return counts
 
 
 def markdown(results: dict) -> str:
     """The whole report as Markdown."""
     meta = results["meta"]
-    failed = [g for g in results["gates"] if not g["passed"]]
-    protocol = meta["protocol"]
+    counts = verdict_counts(results)
+    protocol, schedule = meta["protocol"], meta["schedule"]
+    warm = "; ".join(f"{w['dtype']} {w['shape']}: {w['passes']} passes over {w['series']} series, "
+                     + ("settled" if w["settled"] else "NOT settled (cap reached)") for w in meta["warm_up"])
     lines = [
         "# LinearAttention state_window benchmark",
         "",
         f"- device: {meta['device']} ({meta['implementation']} {meta['implementation_version']})",
+        f"- kernel paths: {', '.join(meta['paths'])}; subgroup size {meta['subgroup_size'] or 'n/a'}",
         f"- kernel clock: {meta['kernel_clock']}; ORT comparison clocks: wall-fenced and wall-pipelined "
         "(ORT's EP runs on its own device, out of reach of our timestamp queries)"
         + (f". {meta['clock_note']}" if meta["clock_note"] else ""),
-        f"- protocol: {protocol['warmups']} warm-ups, {protocol['iterations']} measured iterations, "
-        f"{protocol['repetitions']} repetitions (pipelined wall samples: {protocol['batch']} calls each); "
-        "p50/p95 over all repetitions' samples",
+        f"- kernel clock schedule: warm-up in passes of {schedule['settle_batch']} calls per series until the "
+        f"median of the last {schedule['settle_window']} batch medians moves < {100 * schedule['settle_tolerance']:g}%"
+        f" (at most {schedule['settle_max_passes']} passes); then {schedule['rounds']} rounds of "
+        f"{schedule['per_round']} samples per series (after {schedule['round_warmups']} discarded calls)",
+        f"- warm-up: {warm}",
+        f"- wall clocks (ORT comparison): {protocol['warmups']} warm-ups, {protocol['iterations']} measured "
+        f"iterations, {protocol['repetitions']} repetitions (pipelined wall samples: {protocol['batch']} calls each)",
         f"- rule {meta['update_rule']}, {meta['state_binding']}; acceptance distribution: {meta['acceptance']}",
         f"- checkpoint select: {meta['checkpoint_select']}",
         f"- ORT WebGPU EP: {meta['ort_webgpu']}",
@@ -160,8 +190,8 @@ def markdown(results: dict) -> str:
         "",
         gates_table(results),
         "",
-        f"**{len(results['gates']) - len(failed)} of {len(results['gates'])} gates passed"
-        + (f"; FAILED: {len(failed)}**" if failed else "**"),
+        f"**{counts['PASS']} of {len(results['gates'])} gates PASS, {counts['FAIL']} FAIL, "
+        f"{counts['INCONCLUSIVE']} INCONCLUSIVE**",
     ]
     if results["skipped"]:
         lines += ["", "Skipped: " + "; ".join(f"{s['dtype']} {s['shape']}: {s['reason']}" for s in results["skipped"])]
@@ -180,16 +210,17 @@ def plot(results: dict, path: Path) -> str | None:
     dtypes = sorted({row["dtype"] for row in results["configurations"]})
     figure, axes = pyplot.subplots(1, max(1, len(dtypes)), figsize=(6 * max(1, len(dtypes)), 4.5), squeeze=False)
     for axis, dtype in zip(axes[0], dtypes, strict=False):
-        series: dict[tuple[str, int], list[dict]] = {}
+        series: dict[tuple[str, str, int], list[dict]] = {}
         for row in results["configurations"]:
             if row["dtype"] == dtype:
-                series.setdefault((row["shape"], row["T"]), []).append(row)
-        for (shape, seq_len), rows in series.items():
+                series.setdefault((row["shape"], _path(row), row["T"]), []).append(row)
+        for (shape, kernel_path, seq_len), rows in series.items():
             rows.sort(key=lambda r: r["W"])
             p50 = [r["timing"]["p50_us"] for r in rows]
             p95 = [r["timing"]["p95_us"] for r in rows]
             axis.errorbar([r["W"] for r in rows], p50, yerr=[[0] * len(p50), [b - a for a, b in zip(p50, p95,
-                          strict=True)]], marker="o", capsize=3, label=f"{shape} T={seq_len}")
+                          strict=True)]], marker="o", capsize=3,
+                          label=f"{shape} {kernel_path} T={seq_len}")
         axis.set_title(f"{dtype} ({results['meta']['kernel_clock']})")
         axis.set_xlabel("state_window W")
         axis.set_xticks(sorted({row["W"] for row in results["configurations"]}))

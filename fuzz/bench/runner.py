@@ -1,10 +1,12 @@
-"""One benchmark run: every configuration timed, the rollback value, memory, ORT side by side, gates.
+"""One benchmark run: every configuration timed in interleaved rounds, rollback, memory, ORT, gates.
 
-For each dtype and shape, each T and W: bind a call (tracking the memory counters), time it on the
-kernel clock, time checkpoint selection for every represented rejection, check memory growth over
-many select-and-resume cycles, then free it. Prefix reruns are W = 0 calls over ``a`` tokens (the
-verify_0 measurement of T = a when that T was benchmarked anyway). At W = 0, the ORT WebGPU EP and
-the kernel are also timed with the same wall clocks. The result is one JSON-ready dict.
+Per (dtype, shape), every configuration (kernel path, T, W) is bound once (tracking the memory
+counters), together with the prefix reruns that p* needs (W = 0 calls over ``a`` tokens), and all
+their timed series - each call, and the spans that price checkpoint selection - are warmed up until
+they settle and then measured in interleaved rounds (``fuzz.bench.rounds``). Gate values and their
+bootstrap intervals come from the round medians (``fuzz.bench.confidence``). Then memory growth
+is checked over many select-and-resume cycles, and at W = 0 the ORT WebGPU EP and the kernel are
+timed with the same wall clocks. The result is one JSON-ready dict.
 """
 
 from __future__ import annotations
@@ -12,18 +14,30 @@ from __future__ import annotations
 import platform
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
-from kernels import KernelUnsupported, LinearAttentionKernel, get_kernel
+from kernels import KernelUnsupported
+from kernels.linear_attention import KERNEL_PATHS, get_kernel
 from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS
 
 from . import gates
-from .kernel_timing import SelectCost, select_costs, verify_timing, wall_clock_timings
+from .confidence import estimates
+from .kernel_timing import (
+    SelectCost,
+    SelectSeries,
+    bind_group_time,
+    kernel_clock,
+    select_series,
+    verify_sampler,
+    wall_clock_timings,
+)
 from .memory import bind_tracked, memory_record
 from .ort_side import OrtSide, OrtUnavailable
-from .protocol import FULL, Protocol, Timing, protocol_dict
+from .protocol import FULL, Protocol, Sampler, protocol_dict
 from .rollback import Acceptance, break_even, expected_saving, represented_rejections
+from .rounds import FULL_SCHEDULE, RoundTimings, Schedule, run_rounds, settle
 from .workload import REFERENCE_SHAPE, UPDATE_RULE, Shape, Workload
 
 Log = Callable[[str], None]
@@ -40,10 +54,18 @@ class Options:
     dtypes: tuple[str, ...] = ("float16", "float32")
     windows: tuple[int, ...] = (0, 1, 4, 8)
     seq_lens: tuple[int, ...] = (1, 4, 8)
+    paths: tuple[str, ...] = ("auto",)
+    """Kernel paths (``kernels.linear_attention.KERNEL_PATHS``), measured side by side in the same rounds."""
+    template: Path | None = None
+    """Another WGSL template (e.g. the kernel before a change), measured beside the paths as path
+    ``"template"``, compiled with one column per invocation and the workgroup reduction."""
     implementation: str = "wgpu"
     adapter: str | int | None = None
     acceptance: Acceptance = field(default_factory=Acceptance)
     protocol: Protocol = FULL
+    """The wall-clock protocol (ORT comparison, bind-group host time)."""
+    schedule: Schedule = FULL_SCHEDULE
+    """Warm-up and rounds of the kernel clock."""
     growth_calls: int = 100
     ort: bool = True
 
@@ -52,48 +74,148 @@ class Options:
             raise ValueError("windows must include 0: every gate compares with W = 0")
         if not all(0 <= w <= 8 for w in self.windows) or min(self.seq_lens) < 1:
             raise ValueError("windows must be in 0..8 and sequence lengths >= 1")
+        unknown = sorted(set(self.paths) - set(KERNEL_PATHS))
+        if unknown or not self.paths:
+            raise ValueError(f"kernel paths must be among {', '.join(KERNEL_PATHS)}, got {', '.join(self.paths)}")
 
 
-def _label(dtype: str, shape: Shape, seq_len: int, window: int | None = None) -> str:
-    text = f"{dtype} {shape.label} T={seq_len}"
+TEMPLATE_PATH = "template"
+"""The name under which ``Options.template`` is measured."""
+
+Config = tuple[str, int, int]
+"""(kernel path, T, W)."""
+
+
+def _label(dtype: str, shape: Shape, path: str, seq_len: int, window: int | None = None) -> str:
+    text = f"{dtype} {shape.label} {path} T={seq_len}"
     return text if window is None else f"{text} W={window}"
 
 
 class _Group:
-    """The measurements of one (dtype, shape): kernel verify timings by (T, W) and their records."""
+    """One (dtype, shape): its workloads by (path, T, W), their series measured together, and what follows."""
 
-    def __init__(self, kernel: LinearAttentionKernel, options: Options, dtype: str, shape: Shape, log: Log) -> None:
-        self.kernel, self.options, self.dtype, self.shape, self.log = kernel, options, dtype, shape, log
-        self.verify: dict[tuple[int, int], Timing] = {}
-        self.select: dict[tuple[int, int], dict[int, SelectCost]] = {}
-        self.rows: list[dict] = []
-        self.ort_rows: list[dict] = []
+    def __init__(self, options: Options, dtype: str, shape: Shape, log: Log) -> None:
+        self.options, self.dtype, self.shape, self.log = options, dtype, shape, log
+        self.kernels = {p: get_kernel(options.implementation, options.adapter, path=p) for p in options.paths}
+        if options.template is not None:
+            self.kernels[TEMPLATE_PATH] = get_kernel(options.implementation, options.adapter,
+                                                     options.template.read_text(), path="scalar")
+        self.work: dict[Config, Workload] = {}
+        self.bound: dict[Config, object] = {}
+        self.select: dict[Config, dict[int, SelectSeries]] = {}
 
-    def workload(self, seq_len: int, window: int) -> Workload:
-        return Workload(self.kernel, self.shape, seq_len, window, self.dtype)
+    def bind(self) -> None:
+        """Bind every configuration (memory-tracked) and the prefix reruns its p* needs."""
+        for path in self.kernels:
+            for seq_len in self.options.seq_lens:
+                for window in sorted(self.options.windows):
+                    work, bound = bind_tracked(self.kernels[path].device, lambda p=path, t=seq_len, w=window:
+                                               self._workload(p, t, w))
+                    self.work[path, seq_len, window], self.bound[path, seq_len, window] = work, bound
+            for seq_len in self.options.seq_lens:
+                for window in self.options.windows:
+                    for a in represented_rejections(seq_len, window):
+                        if (path, a, 0) not in self.work:
+                            self.work[path, a, 0] = self._workload(path, a, 0)
 
-    def measure(self, seq_len: int, window: int, ort: OrtSide | None) -> None:
-        """Time, check memory of, and (at W = 0) compare with ORT one configuration."""
-        label = _label(self.dtype, self.shape, seq_len, window)
-        protocol = self.options.protocol
-        work, bound = bind_tracked(self.kernel.device, lambda: self.workload(seq_len, window))
-        try:
-            timing = verify_timing(work, protocol)
-            self.verify[seq_len, window] = timing
-            accepted = represented_rejections(seq_len, window) if window else []
-            if accepted:
-                self.select[seq_len, window] = select_costs(work, accepted, protocol)
-            memory = memory_record(work, bound, self.options.growth_calls)
+    def _workload(self, path: str, seq_len: int, window: int) -> Workload:
+        return Workload(self.kernels[path], self.shape, seq_len, window, self.dtype)
+
+    def series(self) -> dict[Hashable, Sampler]:
+        """Every timed series: ``("verify", *config)`` for each call, and the selection spans of windowed configs."""
+        found: dict[Hashable, Sampler] = {("verify", *c): verify_sampler(w) for c, w in self.work.items()}
+        for config in self.bound:
+            if represented_rejections(*config[1:]):
+                samplers, self.select[config] = select_series(self.work[config], config)
+                found.update(samplers)
+        return found
+
+    def p_star(self, config: Config) -> Callable[[Mapping[Hashable, float]], float | None]:
+        """p* of a windowed configuration as a function of one estimate per series."""
+        path, seq_len, window = config
+        selects = self.select[config]
+
+        def statistic(values: Mapping[Hashable, float]) -> float | None:
+            rerun = {a: values["verify", path, a, 0] for a in selects}
+            select = {a: s.cost(values) for a, s in selects.items()}
+            saving = expected_saving(seq_len, window, rerun, select, self.options.acceptance)
+            return break_even(values["verify", *config], values["verify", path, seq_len, 0], saving)
+
+        return statistic
+
+    def measure(self, ort: OrtSide | None) -> dict[str, list]:
+        """Warm up, run the rounds, then memory and ORT; return this group's rows and gates."""
+        series = self.series()
+        clock = kernel_clock(next(iter(self.work.values())))
+        warm = settle(series, self.options.schedule)
+        self.log(f"  {self.dtype} {self.shape.label}: {len(series)} series; warm-up {warm.passes} passes "
+                 f"({'settled' if warm.settled else 'NOT settled'}); {self.options.schedule.rounds} rounds")
+        timings = run_rounds(series, self.options.schedule, clock)
+        rows, ort_rows, found, memory = [], [], [], []
+        for config, bound in self.bound.items():
+            path, seq_len, window = config
+            work = self.work[config]
+            timing = timings.timing(("verify", *config))
+            record = memory_record(work, bound, self.options.growth_calls)
+            memory += gates.memory_gates(_label(self.dtype, self.shape, path, seq_len, window),
+                                         record["expected_total"], record["bound"]["live_bytes"], record["growth"])
+            rows.append({"dtype": self.dtype, "shape": self.shape.label, "path": path,
+                         "reduction": work.call.spec.reduction, "lanes": work.call.spec.lanes, "T": seq_len,
+                         "W": window, "timing": timing.summary(), "memory": record})
+            self.log(f"  {_label(self.dtype, self.shape, path, seq_len, window)}: p50 {timing.p50 / 1e3:.1f} us, "
+                     f"p95 {timing.p95 / 1e3:.1f} us ({timing.clock}; {work.call.spec.reduction} reduction, "
+                     f"{work.call.spec.lanes} columns per invocation)")
             if window == 0 and ort is not None:
-                self.ort_rows.append(self._ort_row(work, seq_len, ort))
-        finally:
-            work.release()
-        self.log(f"  {label}: p50 {timing.p50 / 1e3:.1f} us, p95 {timing.p95 / 1e3:.1f} us ({timing.clock})")
-        self.rows.append({"dtype": self.dtype, "shape": self.shape.label, "T": seq_len, "W": window,
-                          "timing": timing.summary(), "memory": memory})
+                ort_rows.append(self._ort_row(work, path, seq_len, ort))
+        for path in self.kernels:
+            for seq_len in self.options.seq_lens:
+                config_text = _label(self.dtype, self.shape, path, seq_len)
+                verify = timings.round_medians([("verify", path, seq_len, w) for w in self.options.windows])
+                found += gates.overhead_gates(config_text, {name[3]: m for name, m in verify.items()})
+                p_star = {w: self._p_star_inputs(timings, (path, seq_len, w)) for w in self.options.windows
+                          if (path, seq_len, w) in self.select}
+                found += gates.p_star_gates(config_text, seq_len, p_star)
+        rollback = [self._rollback_row(timings, config) for config in self.select]
+        return {"rows": rows, "rollback": rollback, "ort": ort_rows, "gates": found + memory,
+                "warm_up": [{"dtype": self.dtype, "shape": self.shape.label, "series": len(series), **warm.record()}]}
 
-    def _ort_row(self, work: Workload, seq_len: int, ort: OrtSide) -> dict:
-        row: dict = {"dtype": self.dtype, "shape": self.shape.label, "T": seq_len}
+    def _p_star_inputs(self, timings: RoundTimings, config: Config) -> tuple[dict, Callable]:
+        """The round medians p* of ``config`` depends on, and p* as a statistic of them."""
+        path, seq_len, _ = config
+        names = {("verify", *config), ("verify", path, seq_len, 0)}
+        for a, select in self.select[config].items():
+            names |= {("verify", path, a, 0), select.baseline, select.copy}
+            if select.rebind is not None:
+                names.add(select.rebind)
+        return timings.round_medians(sorted(names, key=str)), self.p_star(config)
+
+    def _rollback_row(self, timings: RoundTimings, config: Config) -> dict:
+        path, seq_len, window = config
+        medians, statistic = self._p_star_inputs(timings, config)
+        values = estimates(medians)
+        work = self.work[config]
+        probabilities = self.options.acceptance.probabilities(seq_len)
+        per_accepted = []
+        for a, select in self.select[config].items():
+            rebind = None if select.rebind is None else values[select.rebind] - values[select.baseline]
+            bind_group = (None if select.rebind is None
+                          else bind_group_time(work, a, self.options.protocol).p50)
+            cost = SelectCost(values[select.copy] - values[select.baseline], rebind, bind_group, select.reason)
+            per_accepted.append({"a": a, "probability": float(probabilities[a]),
+                                 "prefix_rerun_us": values["verify", path, a, 0] / 1e3,
+                                 "checkpoint_select_us": cost.selected_ns / 1e3, **_select_record(cost)})
+        rerun = {a: values["verify", path, a, 0] for a in self.select[config]}
+        select_ns = {a: s.cost(values) for a, s in self.select[config].items()}
+        return {"dtype": self.dtype, "shape": self.shape.label, "path": path, "T": seq_len, "W": window,
+                "verify_W_us": values["verify", *config] / 1e3,
+                "verify_0_us": values["verify", path, seq_len, 0] / 1e3,
+                "per_accepted": per_accepted,
+                "expected_saving_us": expected_saving(seq_len, window, rerun, select_ns,
+                                                      self.options.acceptance) / 1e3,
+                "p_star": statistic(values)}
+
+    def _ort_row(self, work: Workload, path: str, seq_len: int, ort: OrtSide) -> dict:
+        row: dict = {"dtype": self.dtype, "shape": self.shape.label, "path": path, "T": seq_len}
         try:
             ort_timings = ort.timings(self.shape, seq_len, self.dtype, self.options.protocol)
         except OrtUnavailable as err:
@@ -103,35 +225,9 @@ class _Group:
                 "kernel": {c: t.summary() for c, t in ours.items()},
                 "ratio_kernel_to_ort": {c: ours[c].p50 / ort_timings[c].p50 for c in ours}}
 
-    def rerun_ns(self, accepted: int) -> float:
-        """prefix_rerun(a): the W = 0 call over ``a`` tokens (measured here unless T = a was benchmarked)."""
-        if (accepted, 0) not in self.verify:
-            work = self.workload(accepted, 0)
-            try:
-                self.verify[accepted, 0] = verify_timing(work, self.options.protocol)
-            finally:
-                work.release()
-        return self.verify[accepted, 0].p50
-
-    def rollback_rows(self) -> list[dict]:
-        rows = []
-        acceptance = self.options.acceptance
-        for (seq_len, window), costs in self.select.items():
-            rerun = {a: self.rerun_ns(a) for a in costs}
-            select = {a: cost.selected_ns for a, cost in costs.items()}
-            verify_w, verify_0 = self.verify[seq_len, window].p50, self.verify[seq_len, 0].p50
-            saving = expected_saving(seq_len, window, rerun, select, acceptance)
-            probabilities = acceptance.probabilities(seq_len)
-            rows.append({
-                "dtype": self.dtype, "shape": self.shape.label, "T": seq_len, "W": window,
-                "verify_W_us": verify_w / 1e3, "verify_0_us": verify_0 / 1e3,
-                "per_accepted": [{"a": a, "probability": float(probabilities[a]), "prefix_rerun_us": rerun[a] / 1e3,
-                                  "checkpoint_select_us": select[a] / 1e3, **_select_record(cost)}
-                                 for a, cost in costs.items()],
-                "expected_saving_us": saving / 1e3,
-                "p_star": break_even(verify_w, verify_0, saving),
-            })
-        return rows
+    def release(self) -> None:
+        for work in self.work.values():
+            work.release()
 
 
 def _select_record(cost: SelectCost) -> dict[str, object]:
@@ -143,29 +239,9 @@ def _select_record(cost: SelectCost) -> dict[str, object]:
             "rebind_bind_group_host_us": us(cost.bind_group_ns), "rebind_unavailable": cost.reason}
 
 
-def _gates(kernel_rows: list[dict], rollback_rows: list[dict]) -> list[gates.Gate]:
-    """Timing gates per (dtype, shape, T) first, then the memory gates of every configuration."""
-    found: list[gates.Gate] = []
-    memory: list[gates.Gate] = []
-    groups: dict[tuple[str, str, int], dict[int, float]] = {}
-    for row in kernel_rows:
-        groups.setdefault((row["dtype"], row["shape"], row["T"]), {})[row["W"]] = row["timing"]["p50_us"]
-        m = row["memory"]
-        memory += gates.memory_gates(f"{row['dtype']} {row['shape']} T={row['T']} W={row['W']}",
-                                     m["expected_total"], m["bound"]["live_bytes"], m["growth"])
-    p_stars: dict[tuple[str, str, int], dict[int, float | None]] = {}
-    for row in rollback_rows:
-        p_stars.setdefault((row["dtype"], row["shape"], row["T"]), {})[row["W"]] = row["p_star"]
-    for (dtype, shape, seq_len), verify in groups.items():
-        config = f"{dtype} {shape} T={seq_len}"
-        found += gates.overhead_gates(config, verify)
-        found += gates.p_star_gates(config, seq_len, p_stars.get((dtype, shape, seq_len), {}))
-    return found + memory
-
-
 def run_benchmark(options: Options, log: Log = print) -> dict:
     """Run every configuration of ``options``; return the results (configurations, rollback, ORT, gates)."""
-    kernel = get_kernel(options.implementation, options.adapter)
+    device = get_kernel(options.implementation, options.adapter).device
     ort, ort_note = None, "disabled (--no-ort)"
     if options.ort:
         try:
@@ -173,38 +249,42 @@ def run_benchmark(options: Options, log: Log = print) -> dict:
             ort_note = f"{ort.device}; {ort.versions}"
         except OrtUnavailable as err:
             ort_note = f"unavailable: {err}"
-    log(f"device: {kernel.device.description} ({options.implementation} {kernel.device.version})")
+    log(f"device: {device.description} ({options.implementation} {device.version}); "
+        f"subgroup size {device.subgroup_size or 'n/a (no subgroups feature)'}")
     log(f"ORT WebGPU EP: {ort_note}")
-    kernel_rows, rollback_rows, ort_rows, skipped = [], [], [], []
+    collected: dict[str, list] = {"rows": [], "rollback": [], "ort": [], "gates": [], "warm_up": []}
+    skipped = []
     started = time.perf_counter()
-    clock = None
     for dtype in options.dtypes:
         for shape in options.shapes:
-            group = _Group(kernel, options, dtype, shape, log)
+            group = _Group(options, dtype, shape, log)
             try:
-                for seq_len in options.seq_lens:
-                    for window in sorted(options.windows):
-                        group.measure(seq_len, window, ort)
+                group.bind()
+                measured = group.measure(ort)
             except KernelUnsupported as err:
                 skipped.append({"dtype": dtype, "shape": shape.label, "reason": str(err)})
                 log(f"  {dtype} {shape.label}: skipped: {err}")
                 continue
-            kernel_rows += group.rows
-            rollback_rows += group.rollback_rows()
-            ort_rows += group.ort_rows
-            clock = clock or next(iter(group.verify.values())).clock
+            finally:
+                group.release()
+            for name, items in measured.items():
+                collected[name] += items
     if ort is not None:
         ort.close()
-    found = _gates(kernel_rows, rollback_rows)
+    found = sorted(collected["gates"], key=lambda g: g.comparison == "==")  # timing gates first, then memory
     return {
         "meta": {
-            "device": kernel.device.description,
+            "device": device.description,
             "implementation": options.implementation,
-            "implementation_version": kernel.device.version,
-            "kernel_clock": clock,
+            "implementation_version": device.version,
+            "subgroup_size": device.subgroup_size,
+            "kernel_clock": "gpu-timestamp" if "timestamp-query" in device.features else "wall-fenced",
             "clock_note": DAWN_CLOCK_NOTE if options.implementation == "dawn" else "",
             "ort_webgpu": ort_note,
+            "paths": [*options.paths, *([f"{TEMPLATE_PATH} ({options.template})"] if options.template else [])],
             "protocol": protocol_dict(options.protocol),
+            "schedule": asdict(options.schedule),
+            "warm_up": collected["warm_up"],
             "acceptance": options.acceptance.label,
             "update_rule": UPDATE_RULE,
             "state_binding": "separate past_state and present_state buffers",
@@ -214,10 +294,12 @@ def run_benchmark(options: Options, log: Log = print) -> dict:
             "platform": platform.platform(),
             "seconds": time.perf_counter() - started,
         },
-        "configurations": kernel_rows,
-        "rollback": rollback_rows,
-        "ort_comparison": ort_rows,
+        "configurations": collected["rows"],
+        "rollback": collected["rollback"],
+        "ort_comparison": collected["ort"],
         "skipped": skipped,
         "gates": [g.record() for g in found],
         "all_passed": all(g.passed for g in found),
     }
+
+

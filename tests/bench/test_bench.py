@@ -12,11 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fuzz.bench import gates
+from fuzz.bench import confidence, gates
 from fuzz.bench.cli import add_subcommand, main, options_from_args
 from fuzz.bench.memory import expected_bytes
 from fuzz.bench.protocol import Protocol, chunked, run_protocol
 from fuzz.bench.rollback import Acceptance, break_even, expected_saving, represented_rejections
+from fuzz.bench.rounds import Schedule, run_rounds, settle
 from fuzz.bench.workload import QUICK_SHAPE, REFERENCE_SHAPE, Shape, attributes, host_inputs
 from oracles import validate
 
@@ -58,22 +59,84 @@ def test_acceptance_rejects_bad_specs(text: str) -> None:
         Acceptance.parse(text)
 
 
-def test_overhead_gates_pass_fail_and_margin() -> None:
-    found = {g.name: g for g in gates.overhead_gates("cfg", {0: 100.0, 1: 104.0, 4: 118.0, 8: 300.0})}
+def _rounds(center: float, spread: float, rounds: int = 12, seed: int = 0) -> np.ndarray:
+    """Synthetic round medians around ``center`` (ns), spread uniformly by ``spread`` of it."""
+    return center * (1 + spread * np.random.default_rng(seed).uniform(-1, 1, rounds))
+
+
+def test_overhead_gates_pass_fail_inconclusive_and_margin() -> None:
+    """Tight rounds far from the threshold give PASS or FAIL; a noisy gate near it stays INCONCLUSIVE."""
+    verify = {0: _rounds(100.0, 0.0), 1: _rounds(104.0, 0.001, seed=1), 4: _rounds(118.0, 0.0), 8: _rounds(300.0, 0.0)}
+    found = {g.name: g for g in gates.overhead_gates("cfg", verify)}
     assert set(found) == {"W=1 overhead vs W=0", "W=4 overhead vs W=0"}  # W = 8 has no overhead gate
-    assert found["W=1 overhead vs W=0"].passed and found["W=1 overhead vs W=0"].margin == ""
-    w4 = found["W=4 overhead vs W=0"]
-    assert not w4.passed
+    w1, w4 = found["W=1 overhead vs W=0"], found["W=4 overhead vs W=0"]
+    assert w1.verdict == "PASS" and w1.margin == "" and w1.interval.high < 0.05
+    assert w4.verdict == "FAIL" and w4.interval.low > 0.15
     assert w4.margin == "by 3.00 pp"
-    assert w4.record()["measured_text"] == "18.00%"
+    assert w4.record()["measured_text"] == "18.00%" and w4.record()["verdict"] == "FAIL"
+    noisy = gates.overhead_gates("cfg", {0: _rounds(100.0, 0.2), 1: _rounds(104.0, 0.2, seed=3)})[0]
+    assert noisy.verdict == "INCONCLUSIVE" and not noisy.passed and noisy.margin == ""
+    assert noisy.interval.low < 0.05 < noisy.interval.high
+    assert "straddles the threshold" in noisy.record()["reason"]
+
+
+def test_a_single_round_gives_no_verdict() -> None:
+    gate = gates.overhead_gates("cfg", {0: np.array([100.0]), 1: np.array([101.0])})[0]
+    assert gate.interval is None and gate.verdict == "INCONCLUSIVE" and "fewer than two rounds" in gate.judgement[1]
+
+
+def test_bootstrap_resamples_whole_rounds_together() -> None:
+    """A drift that moves every series alike cancels in a ratio: the interval of the ratio stays tight."""
+    drift = np.linspace(1.0, 1.6, 10)
+    series = {"a": 100.0 * drift, "b": 102.0 * drift}
+    interval = confidence.bootstrap(series, lambda v: v["b"] / v["a"] - 1)
+    assert interval.low == pytest.approx(0.02) and interval.high == pytest.approx(0.02)
+    assert confidence.bootstrap(series, lambda v: v["b"] / v["a"] - 1) == interval  # seeded: reproducible
+    with pytest.raises(ValueError, match="same number"):
+        confidence.bootstrap({"a": np.ones(3), "b": np.ones(4)}, lambda v: 0.0)
 
 
 def test_p_star_gates() -> None:
-    assert gates.p_star_gates("cfg", 1, {4: 0.5, 8: 0.5}) == []
-    found = {g.name: g for g in gates.p_star_gates("cfg", 8, {1: None, 4: 0.19, 8: None})}
+    assert gates.p_star_gates("cfg", 1, {4: ({"x": np.ones(3)}, lambda v: 0.5)}) == []
+    tight = {"x": _rounds(1.0, 0.0)}
+    found = {g.name: g for g in gates.p_star_gates("cfg", 8, {4: (tight, lambda v: 0.19), 8: (tight, lambda v: None)})}
     assert set(found) == {"p* W=4", "p* W=8"}
     assert found["p* W=4"].passed
-    assert not found["p* W=8"].passed and found["p* W=8"].margin == "not measurable"
+    undefined = found["p* W=8"]  # selecting saves nothing: p* is infinite in every resample
+    assert undefined.verdict == "FAIL" and undefined.margin == "not measurable" and undefined.show(None) == "undefined"
+
+
+def test_rounds_interleave_every_series_once_per_round_in_varying_order() -> None:
+    calls: list[tuple[str, int]] = []
+
+    def sampler(name: str):
+        def sample(n: int) -> np.ndarray:
+            calls.append((name, n))
+            return np.full(n, float(len(calls)))
+        return sample
+
+    schedule = Schedule(rounds=3, per_round=5, round_warmups=1)
+    timings = run_rounds({name: sampler(name) for name in "abcd"}, schedule, "test", seed=1)
+    measured = [name for name, n in calls if n == 5]
+    assert [name for name, n in calls if n == 1] == measured  # each measurement follows its own warm-up
+    per_round = [measured[i:i + 4] for i in range(0, 12, 4)]
+    assert all(sorted(r) == list("abcd") for r in per_round) and len({tuple(r) for r in per_round}) > 1
+    assert timings.samples["a"].shape == (3, 5) and timings.timing("a").pooled.size == 15
+    assert set(timings.round_medians(["a", "b"])) == {"a", "b"}
+
+
+def test_settle_stops_when_the_medians_stop_moving_and_reports_a_cap() -> None:
+    """A series that speeds up (a clock ramping) then holds steady settles; one that keeps drifting does not."""
+    def ramp(n: int, state: list[int] = [0]) -> np.ndarray:  # noqa: B006 - the call counter
+        state[0] += 1
+        return np.full(n, 100.0 + 200.0 / state[0] ** 2)
+
+    schedule = Schedule(settle_batch=4, settle_window=2, settle_tolerance=0.02, settle_max_passes=30)
+    warm = settle({"ramp": ramp}, schedule)
+    assert warm.settled and 4 <= warm.passes < 30 and warm.changes[-1] < 0.02 <= max(warm.changes)
+    drifting = iter(range(1, 10**6))
+    never = settle({"drift": lambda n: np.full(n, 1.5 ** next(drifting))}, schedule)
+    assert not never.settled and never.passes == 30
 
 
 def test_memory_gates() -> None:
@@ -125,17 +188,21 @@ def test_chunked_sampler_covers_every_iteration() -> None:
 def test_subcommand_and_quick_defaults() -> None:
     parser = argparse.ArgumentParser()
     add_subcommand(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["bench", "--quick", "--out", "x", "--windows", "4", "--acceptance", "geometric:0.7"])
+    args = parser.parse_args(["bench", "--quick", "--out", "x", "--windows", "4", "--acceptance", "geometric:0.7",
+                              "--paths", "auto,scalar", "--template", "old.wgsl", "--rounds", "5"])
     options = options_from_args(args)
     assert args.func.__name__ == "run_from_args"
     assert options.windows == (0, 4) and options.shapes == (QUICK_SHAPE,)
     assert options.acceptance.label == "geometric:0.7" and options.protocol.iterations < 200
+    assert options.paths == ("auto", "scalar") and options.template == Path("old.wgsl")
+    assert options.schedule.rounds == 5 and options.schedule.per_round < 60
 
 
 def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
     """A tiny run through the kernel and ORT: every configuration present, memory gates pass, outputs written."""
     status = main(["--quick", "--out", str(tmp_path), "--shapes", "1,2,8,8", "--seq-lens", "1,4", "--warmups", "1",
-                   "--iterations", "4", "--repetitions", "1", "--growth-calls", "4"])
+                   "--iterations", "4", "--repetitions", "1", "--growth-calls", "4", "--rounds", "2",
+                   "--per-round", "3"])
     assert status in (0, 1)  # 1: a timing gate failed, which on a shared CPU is noise, not a bug
     results = json.loads((tmp_path / "results.json").read_text())
     measured = {(r["dtype"], r["T"], r["W"]) for r in results["configurations"]}
@@ -149,6 +216,10 @@ def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
     selects = [p for r in results["rollback"] for p in r["per_accepted"]]
     assert selects and all(p["select_path"] == "rebind" and p["copy_us"] is not None for p in selects)
     assert {(r["dtype"], r["T"]) for r in results["ort_comparison"]} == {(d, t) for d, t, w in measured if w == 0}
+    assert {g["verdict"] for g in results["gates"]} <= {"PASS", "FAIL", "INCONCLUSIVE"}
+    timing = [g for g in results["gates"] if g["comparison"] == "<="]
+    assert timing and all(g["interval"]["rounds"] == 2 for g in timing)
+    assert all(w["passes"] >= 1 for w in results["meta"]["warm_up"]) and results["meta"]["schedule"]["rounds"] == 2
     assert (tmp_path / "report.md").read_text().count("PASS") >= len(memory)
     assert (tmp_path / "latency_vs_window.png").stat().st_size > 0
 

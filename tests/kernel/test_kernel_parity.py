@@ -6,7 +6,9 @@ parameters so that together they cover every rule, both GQA directions, both dec
 layouts, n_k < H_kv, odd head sizes, batch 1-3, default and explicit scale, with and without
 past state, every W in 0..8 with every T from 1 to W+1, fp32 and fp16, both state bindings,
 d_k split over 1 to 4 row groups (ragged last groups, non-power-of-two reduction trees), and up
-to 7 query heads per kv head (readouts batched over several reductions).
+to 7 query heads per kv head (readouts batched over several reductions). The window sweep runs on
+both reductions over d_k (workgroup memory and subgroup shuffles), and every kernel path (scalar
+columns, vector columns, either reduction) must give the same bits.
 """
 
 from __future__ import annotations
@@ -18,24 +20,29 @@ from fuzz.engine.case import Case
 from fuzz.engine.compare import assert_agrees_with_oracle
 from kernels.device import DeviceUnavailable, FeatureMissing
 from kernels.linear_attention import MAX_D_K, LinearAttentionKernel, get_kernel, linear_attention
-from kernels.shader import MAX_INVOCATIONS, MAX_ROW_GROUPS, KernelSpec
+from kernels.shader import MAX_INVOCATIONS, MAX_ROW_GROUPS, VECTOR_LANES, KernelSpec
 from oracles.prefix import prefix_inputs
 from oracles.rollback import represented_acceptances
 from oracles.validation import UPDATE_RULES, Dims
 
 IMPLEMENTATIONS = ("wgpu", "dawn")
 DTYPES = (np.float32, np.float16)
+REDUCTIONS = ("workgroup", "subgroup")
+"""The kernel paths the sweep runs on: the workgroup reduction (the fallback) and the subgroup one."""
 
 
-def kernel_or_skip(implementation: str, dtype: type = np.float32) -> LinearAttentionKernel:
-    """The process-wide kernel of an implementation, or a loud skip saying why it cannot run ``dtype``.
+def kernel_or_skip(implementation: str, dtype: type = np.float32, path: str = "auto") -> LinearAttentionKernel:
+    """The process-wide kernel of an implementation and path, or a loud skip saying why it cannot run ``dtype``.
 
-    float16 needs ``shader-f16``, which some adapters lack (wgpudawn on NVIDIA): a skip, not a failure.
+    float16 needs ``shader-f16``, which some adapters lack (wgpudawn on NVIDIA), and the subgroup
+    path the subgroups feature: a skip, not a failure.
     """
     try:
-        kernel = get_kernel(implementation)
+        kernel = get_kernel(implementation, path=path)
     except DeviceUnavailable as err:
         pytest.skip(f"WebGPU implementation {implementation!r} unavailable: {err}")
+    if path == "subgroup" and kernel.device.subgroup_size is None:
+        pytest.skip(f"{implementation}: adapter {kernel.device.description} has no subgroups feature")
     if np.dtype(dtype) == np.float16:
         try:
             kernel.device.require("shader-f16", "float16 LinearAttention")
@@ -132,17 +139,20 @@ def test_geometry_covers_every_row_and_column(d_v: int) -> None:
         assert groups & (groups - 1) == 0 and (groups // 2) * rows < d_k <= groups * rows, (d_k, rows, groups)
         assert rows <= MAX_D_K // MAX_ROW_GROUPS
         tiles = spec.workgroups(dims)[0]
-        assert spec.columns * groups <= MAX_INVOCATIONS and (tiles - 1) * spec.columns < d_v <= tiles * spec.columns
+        assert spec.invocations <= MAX_INVOCATIONS and (tiles - 1) * spec.columns < d_v <= tiles * spec.columns
+        assert spec.lanes == (VECTOR_LANES if d_v % VECTOR_LANES == 0 else 1) and spec.columns % spec.lanes == 0
         classes.add(spec)
     assert len(classes) <= 8, sorted(classes, key=str)
 
 
+@pytest.mark.parametrize("path", REDUCTIONS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("window", range(9))
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
-def test_window_sweep(implementation: str, window: int, dtype: type) -> None:
+def test_window_sweep(implementation: str, window: int, dtype: type, path: str) -> None:
     """For every T in 1..W+1: oracle parity, W=0 parity, aliased = separate, poison-proof, zero slots."""
-    kernel_or_skip(implementation, dtype)
+    kernel_or_skip(implementation, dtype, path)
+    run = {"implementation": implementation, "path": path}
     config = sweep_config(window, dtype)
     rng = np.random.default_rng(1000 * window + int(dtype == np.float16))
     for seq_len in range(1, window + 2):
@@ -152,11 +162,11 @@ def test_window_sweep(implementation: str, window: int, dtype: type) -> None:
             beta_shared=config["beta_shared"],
         )
         attrs = attrs_of(config, window)
-        where = f"{implementation} W={window} T={seq_len} {np.dtype(dtype)} {config}"
-        output, present = linear_attention(**inputs, **attrs, implementation=implementation)
+        where = f"{implementation} {path} W={window} T={seq_len} {np.dtype(dtype)} {config}"
+        output, present = linear_attention(**inputs, **attrs, **run)
         assert_agrees_with_oracle(Case(inputs, attrs), (output, present), label=implementation)
 
-        aliased = linear_attention(**inputs, **attrs, aliased=True, implementation=implementation)
+        aliased = linear_attention(**inputs, **attrs, aliased=True, **run)
         assert_bitwise(aliased[0], output, f"aliased output, {where}")
         assert_bitwise(aliased[1], present, f"aliased present_state, {where}")
         if window == 0:
@@ -166,7 +176,7 @@ def test_window_sweep(implementation: str, window: int, dtype: type) -> None:
         if "past_state" in inputs:
             legacy["past_state"] = inputs["past_state"][window - 1]
         legacy_output, legacy_state = linear_attention(**legacy, **{**attrs, "state_window": 0},
-                                                       implementation=implementation)
+                                                       **run)
         assert_bitwise(output, legacy_output, f"output vs W=0, {where}")
         assert_bitwise(present[window - 1], legacy_state, f"slot W-1 vs W=0 state, {where}")
         leading = max(0, window - seq_len)
@@ -176,9 +186,40 @@ def test_window_sweep(implementation: str, window: int, dtype: type) -> None:
         if "past_state" in inputs and window > 1:
             bad = {**inputs, "past_state": poisoned(inputs["past_state"])}
             for alias in (False, True):
-                got = linear_attention(**bad, **attrs, aliased=alias, implementation=implementation)
+                got = linear_attention(**bad, **attrs, aliased=alias, **run)
                 assert_bitwise(got[0], output, f"poisoned output (aliased={alias}), {where}")
                 assert_bitwise(got[1], present, f"poisoned present_state (aliased={alias}), {where}")
+
+
+PATH_SIZES = [(1, 4), (3, 8), (8, 5), (9, 12), (17, 16), (128, 128)]
+"""(d_k, d_v): one to sixteen row groups, vector (d_v % 4 == 0) and scalar columns, one and two tiles."""
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_every_kernel_path_gives_the_same_bits(implementation: str, dtype: type) -> None:
+    """Scalar or vector columns, workgroup or subgroup reduction: one tree order, so identical outputs
+    and states; the subgroup path wherever the device's subgroups hold a column's row groups."""
+    kernels = {path: kernel_or_skip(implementation, dtype, path) for path in ("scalar", "workgroup")}
+    size = kernels["scalar"].device.subgroup_size
+    compared_subgroup = 0
+    for index, (d_k, d_v) in enumerate(PATH_SIZES):
+        rule = UPDATE_RULES[index % 4]
+        inputs = make_inputs(np.random.default_rng(index), dtype=dtype, batch=2, seq_len=5, heads=(4, 2, 1), d_k=d_k,
+                             d_v=d_v, window=3, past=True, decay_per_row=index % 2 == 1, beta_shared=index % 3 == 0)
+        attrs = {"q_num_heads": 4, "kv_num_heads": 2, "update_rule": rule, "state_window": 3}
+        paths = ["scalar", "workgroup"]
+        dims = Case(inputs, attrs).dims()
+        if size is not None and KernelSpec.for_dims(dims).row_groups <= size:
+            paths.append("subgroup")
+            compared_subgroup += 1
+        results = {p: linear_attention(**inputs, **attrs, implementation=implementation, path=p) for p in paths}
+        assert_agrees_with_oracle(Case(inputs, attrs), results["scalar"], label=f"{implementation} scalar")
+        for path in paths[1:]:
+            where = f"{implementation} {np.dtype(dtype)} {path} vs scalar, d_k={d_k} d_v={d_v} {rule}"
+            assert_bitwise(results[path][0], results["scalar"][0], f"output, {where}")
+            assert_bitwise(results[path][1], results["scalar"][1], f"present_state, {where}")
+    assert size is None or compared_subgroup >= 4, f"subgroup path compared on {compared_subgroup} sizes only"
 
 
 @pytest.mark.parametrize("shape", [(256, 3, np.float32), (1, 130, np.float32), (128, 67, np.float16)],

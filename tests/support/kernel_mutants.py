@@ -3,8 +3,10 @@
 The old default campaign drew head sizes from {1, 3, 8}, the layouts (H_q, H_kv, n_k) of (1,1,1),
 (2,1,1), (1,2,1) and (2,2,1), B <= 2 and T <= 9. Each mutant below changes one line of
 ``kernels/linear_attention.wgsl`` so that every call inside that slice still computes the right
-bits, and calls in one region outside it do not. A mutant is a ``wgpu-dawn`` backend compiling the
-patched template (importable as ``support.kernel_mutants:NAME`` by campaign workers too).
+bits, and calls in one region outside it do not, whichever reduction the pipeline compiles (the
+workgroup and the subgroup reduction both take their tree's extent from ``TREE``). A mutant is a
+``wgpu-dawn`` backend compiling the patched template (importable as ``support.kernel_mutants:NAME``
+by campaign workers too).
 """
 
 from __future__ import annotations
@@ -38,15 +40,14 @@ PATCHES = (
           "let qh = select(h / kv_per_q, h * group + g, standard);",
           "let qh = select(h / kv_per_q, g * HKV + h, standard);"),
     Patch("short-reduction", "d_k >= 9 (4 or more row groups): the reduction tree stops after one level",
-          "for (var stride = 1u; stride < ROWG; stride *= 2u) {",
-          "for (var stride = 1u; stride < min(ROWG, 2u); stride *= 2u) {"),
+          "const TREE: u32 = ROWG;", "const TREE: u32 = min(ROWG, 2u);"),
     Patch("stale-gate", "T >= 17 with a per-head decay: tokens from 16 on take the previous token's gate",
           "let gate = exp(f32(decay[bt * HKV + h]));",
           "let gate = exp(f32(decay[(bt - select(0u, 1u, t >= 16u)) * HKV + h]));"),
     Patch("batch-alias", "B >= 3: batch entries from 2 on read the inputs of batch entry 1",
           "let bt = b * seq_len + t;", "let bt = min(b, 1u) * seq_len + t;"),
     Patch("tile-stride", "d_v in two or more tiles of the workgroup: a tile starts half a tile too early",
-          "let col = wg.x * COLS + lid.x;", "let col = wg.x * (COLS - COLS / 2u) + lid.x;"),
+          "let col = wg.x * COLS + lid.y;", "let col = wg.x * (COLS - COLS / 2u) + lid.y;"),
 )
 
 
