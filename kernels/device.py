@@ -171,6 +171,11 @@ class GpuDevice:
         return _describe(self.adapter)
 
     @property
+    def software(self) -> bool:
+        """Whether the adapter is a CPU (a software rasteriser such as lavapipe), not a GPU."""
+        return self.adapter.info["adapter_type"] == "CPU"
+
+    @property
     def version(self) -> str:
         return str(getattr(self.module, "__version__", "unknown"))
 
