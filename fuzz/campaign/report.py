@@ -138,9 +138,24 @@ def _strip(groups: dict[str, list[Point]], what: str) -> Draw:
     return draw
 
 
+MAX_POINTS = 150
+"""Dots per strip at most (each carries its case as hover text, so the page grows with them): the worst
+half of them and an even sample of the rest."""
+
+
+def _thinned(found: list[Point]) -> list[Point]:
+    if len(found) <= MAX_POINTS:
+        return found
+    ranked = sorted(found, key=lambda point: -point[0])
+    worst, rest = ranked[:MAX_POINTS // 2], ranked[MAX_POINTS // 2:]
+    return worst + rest[::-(-len(rest) // (MAX_POINTS - len(worst)))]
+
+
 def _strip_svg(groups: dict[str, list[Point]], what: str) -> str:
-    titles = {f"points-{i}": [label for _, label in found] for i, found in enumerate(groups.values())}
-    return _svg(_strip(groups, what), titles, 9.0, 4.2)
+    shown = {name if len(found) <= MAX_POINTS else f"{name} ({MAX_POINTS} of {len(found)})": _thinned(found)
+             for name, found in groups.items()}
+    titles = {f"points-{i}": [label for _, label in found] for i, found in enumerate(shown.values())}
+    return _svg(_strip(shown, what), titles, 9.0, 4.2)
 
 
 def _decade(bucket: str) -> str:

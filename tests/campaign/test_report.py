@@ -101,3 +101,15 @@ def test_each_plot_is_written_as_a_png(run, tmp_path: Path) -> None:
     assert {p.name for p in written} >= {"report-error-per-pair.png", "report-discoveries.png", "report-coverage.png",
                                          "report-ratios.png"}
     assert all(p.read_bytes().startswith(b"\x89PNG") for p in written)
+
+
+def test_a_strip_keeps_its_worst_dots_and_a_sample_of_the_rest() -> None:
+    """The page stays small however many units ran: at most ``MAX_POINTS`` dots a strip, the worst half kept."""
+    from fuzz.campaign.report import MAX_POINTS, _thinned
+
+    points = [(i / 1000, f"unit {i}") for i in range(1000)]
+    shown = _thinned(points)
+    assert len(shown) <= MAX_POINTS
+    assert sorted(shown, reverse=True)[: MAX_POINTS // 2] == sorted(points, reverse=True)[: MAX_POINTS // 2]
+    assert min(shown)[0] < 0.1, "the rest of the range is sampled, not dropped"
+    assert _thinned(points[:MAX_POINTS]) == points[:MAX_POINTS]
