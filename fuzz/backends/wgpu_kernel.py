@@ -24,6 +24,7 @@ from kernels.device import (
     GpuDevice,
     KernelUnsupported,
     describe_adapters,
+    get_device,
     load_implementation,
 )
 from kernels.linear_attention import (
@@ -118,9 +119,8 @@ class _WgslKernelBackend(Backend):
         try:
             self.adapters, chosen = chosen_adapter(self.implementation, self.name)
             self.adapter = adapter if adapter is not None else chosen
-            self.kernel: LinearAttentionKernel = get_kernel(self.implementation, self.adapter, self.template)
-            self.path = self.software_path if self.kernel.device.software else "auto"
-            self.kernel = get_kernel(self.implementation, self.adapter, self.template, self.path)
+            self.path = self.software_path if get_device(self.implementation, self.adapter).software else "auto"
+            self.kernel: LinearAttentionKernel = get_kernel(self.implementation, self.adapter, self.template, self.path)
         except DeviceUnavailable as err:
             raise Unavailable(f"{self.name}: {err}") from err
 
