@@ -101,6 +101,10 @@ class Worker:
                     self.lost[plain.name] = f"its crash-isolated worker could not start: {err}"
         return self._isolated
 
+    def usable(self, property_name: str) -> list[CountingBackend]:
+        """``backends_for`` without the backends this worker has lost."""
+        return [b for b in self.backends_for(property_name) if b.name not in self.lost]
+
     def shared_findings(self, property_name: str) -> list[Finding]:
         """Re-check the cases other shards published for this property; return those that fail here
         (a value that is not a readable entry, e.g. written by another version, is skipped)."""
@@ -116,7 +120,7 @@ class Worker:
             except CorpusError:
                 continue
             try:
-                prop.check(case, [b for b in self.backends_for(property_name) if b.name not in self.lost])
+                prop.check(case, self.usable(property_name))
             except Lost as lost:
                 self.lost[lost.backend] = str(lost)
             except PropertyFailure as failure:
@@ -134,7 +138,7 @@ class Worker:
         sit_out = frozenset() if resolve_property(unit.property).invalid_input else swarm.sitting_out(plan, self.names)
         result = run_unit(
             unit,
-            [b for b in self.backends_for(unit.property) if b.name not in sit_out and b.name not in self.lost],
+            [b for b in self.usable(unit.property) if b.name not in sit_out],
             limits=plan.limits,
             settings=Settings(self.base, max_examples=plan.examples, database=database),
             on_example=self.on_example,
