@@ -26,7 +26,8 @@ import math
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,20 +66,20 @@ class CountingBackend(Backend):
         return self.inner.capabilities()
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        self.calls += 1
-        self.window_calls += case.state_window > 0
-        started = time.perf_counter()
-        try:
+        with self._counting(case, 1):
             return self.inner.run(case)
-        finally:
-            self.seconds += time.perf_counter() - started
 
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
-        self.calls += chain.calls
-        self.window_calls += chain.calls * (case.state_window > 0)
+        with self._counting(case, chain.calls):
+            return self.inner.run_chain(case, chain)
+
+    @contextmanager
+    def _counting(self, case: Case, calls: int) -> Iterator[None]:
+        self.calls += calls
+        self.window_calls += calls * (case.state_window > 0)
         started = time.perf_counter()
         try:
-            return self.inner.run_chain(case, chain)
+            yield
         finally:
             self.seconds += time.perf_counter() - started
 
