@@ -12,7 +12,7 @@ from typing import Any
 
 from fuzz.backends.base import Unavailable
 from fuzz.backends.device_choice import DeviceChoice
-from fuzz.backends.ort_session import OrtBackend
+from fuzz.backends.ort_session import OrtBackend, describe_hardware
 
 
 class OrtCudaBackend(OrtBackend):
@@ -35,11 +35,8 @@ class OrtCudaBackend(OrtBackend):
                 f"{self.name}: this onnxruntime has no {self.provider} (install onnxruntime-gpu); "
                 f"it has {', '.join(available)}"
             )
-        self._listed = tuple(
-            f"{d.device.vendor} [0x{d.device.vendor_id:04x}:0x{d.device.device_id:04x}]"
-            for d in self.ort.get_ep_devices()
-            if d.ep_name == self.provider
-        )
+        devices = self.ort.get_ep_devices()
+        self._listed = tuple(describe_hardware(d.device) for d in devices if d.ep_name == self.provider)
         if self.device_id is None:
             choice = DeviceChoice.from_environment()
             self.device_id = choice.pick(self._listed, f"{self.name} GPUs") if self._listed else choice.index

@@ -405,3 +405,10 @@ class OrtBackend(Backend):
 def _token_slice(case: Case, start: int, stop: int) -> dict[str, np.ndarray]:
     """The case's sequence inputs cut to tokens ``[start, stop)``."""
     return {name: x[:, start:stop] for name, x in case.inputs.items() if name in SEQUENCE_INPUTS}
+
+
+def describe_hardware(hw: Any) -> str:
+    """An ``OrtHardwareDevice`` in words: type, vendor and ids, and its description where ORT has one."""
+    described = f"{hw.type.name} device, vendor {hw.vendor} [0x{hw.vendor_id:04x}:0x{hw.device_id:04x}]"
+    description = dict(hw.metadata).get("Description")
+    return f"{described} {description}" if description else described

@@ -20,7 +20,7 @@ from typing import Any
 
 from fuzz.backends.base import Unavailable
 from fuzz.backends.device_choice import DeviceChoice
-from fuzz.backends.ort_session import OrtBackend
+from fuzz.backends.ort_session import OrtBackend, describe_hardware
 from fuzz.implementation import Implementation
 
 LIBRARY_ENV = "LAFUZZ_WEBGPU_EP_LIBRARY"
@@ -122,10 +122,10 @@ class OrtWebGpuBackend(OrtBackend):
             return f"WebGPU adapter chosen by the {self._source}"
         hw = self._ep_devices[0].device
         software = " - a software adapter (no GPU here)" if hw.type.name == "CPU" else ""
-        return f"WebGPU on a {_describe(hw)}{software}"
+        return f"WebGPU on a {describe_hardware(hw)}{software}"
 
     def _devices(self) -> tuple[str, ...]:
-        return tuple(_describe(d.device) for d in self._offered)
+        return tuple(describe_hardware(d.device) for d in self._offered)
 
     def _versions(self) -> dict[str, str]:
         return {**super()._versions(), "webgpu-ep": self._source}
@@ -134,10 +134,3 @@ class OrtWebGpuBackend(OrtBackend):
         if not self._ep_devices:
             return Implementation(BUILT_IN, self.ort.__version__)
         return Implementation(PLUGIN, self._version)
-
-
-def _describe(hw: Any) -> str:
-    """An ``OrtHardwareDevice`` in words: type, vendor and ids, and its description where ORT has one."""
-    described = f"{hw.type.name} device, vendor {hw.vendor} [0x{hw.vendor_id:04x}:0x{hw.device_id:04x}]"
-    description = dict(hw.metadata).get("Description")
-    return f"{described} {description}" if description else described
