@@ -26,7 +26,7 @@ from oracles.rollback import slot_for_accepted
 from oracles.validation import Dims, validate
 
 from .device import DeviceTensor, GpuDevice, KernelUnsupported, get_device
-from .shader import BINDINGS, CallParams, KernelSpec, render
+from .shader import BINDINGS, MAX_ROW_GROUPS, CallParams, KernelSpec, render
 
 MAX_D_K = 256
 """Largest key head size (that of the ORT WebGPU EP); it bounds each invocation's private row block."""
@@ -37,6 +37,10 @@ reduction where the device has subgroups of at least the call's row groups, else
 ``subgroup``: the same but the subgroup reduction required (``KernelUnsupported`` where it is not
 possible); ``workgroup``: vector columns, always the workgroup reduction (the fallback);
 ``scalar``: one column per invocation and the workgroup reduction (the kernel before vectorisation)."""
+
+ROW_GROUP_CHOICES = (2, 4, 8, 16, 32)
+"""Bounds on the invocations per column a kernel may be built with (the default is ``MAX_ROW_GROUPS``):
+fewer give each invocation more rows and a warp more adjacent columns, more give more invocations."""
 
 KERNEL_DTYPES = ("float32", "float16")
 """Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
@@ -164,12 +168,16 @@ class LinearAttentionKernel:
     """Compiled LinearAttention pipelines on one device, and the device-side operations around them."""
 
     def __init__(self, device: GpuDevice, max_pipelines: int = 1024, template: str | None = None,
-                 path: str = "auto") -> None:
+                 path: str = "auto", max_row_groups: int = MAX_ROW_GROUPS) -> None:
         # a campaign's units draw head sizes 1-256 in both dtypes: with 64 pipelines the cache thrashed
         # (the default campaign on lavapipe ran at 65.6 cases/s; 81.0 with 1024, same seed)
         if path not in KERNEL_PATHS:
             raise ValueError(f"kernel path {path!r}: expected one of {', '.join(KERNEL_PATHS)}")
+        if max_row_groups not in ROW_GROUP_CHOICES:
+            raise ValueError(f"max_row_groups {max_row_groups}: expected one of {ROW_GROUP_CHOICES}")
         self.device = device
+        self.max_row_groups = max_row_groups
+        """The most invocations sharing one column of the state (``KernelSpec.for_sizes``)."""
         self.path = path
         """One of ``KERNEL_PATHS``: which reduction and column width ``spec_for`` picks."""
         self.max_pipelines = max_pipelines
@@ -186,7 +194,7 @@ class LinearAttentionKernel:
 
     def spec_for(self, dims: Dims) -> KernelSpec:
         """The pipeline a validated call runs on: its geometry class, with this kernel's path applied."""
-        spec = KernelSpec.for_dims(dims)
+        spec = KernelSpec.for_dims(dims, self.max_row_groups)
         if self.path == "scalar":
             return replace(spec, lanes=1)
         if self.path == "workgroup":
@@ -394,12 +402,14 @@ class LinearAttentionKernel:
 _KERNELS: dict[tuple[str, str | int | None, str | None, str], LinearAttentionKernel] = {}
 
 
-def get_kernel(implementation: str = "wgpu", adapter: str | int | None = None,
-               template: str | None = None, path: str = "auto") -> LinearAttentionKernel:
-    """The process-wide kernel (and device) of an implementation, adapter choice, WGSL template and path."""
-    key = (implementation, adapter, template, path)
+def get_kernel(implementation: str = "wgpu", adapter: str | int | None = None, template: str | None = None,
+               path: str = "auto", max_row_groups: int = MAX_ROW_GROUPS) -> LinearAttentionKernel:
+    """The process-wide kernel (and device) of an implementation, adapter choice, WGSL template, path
+    and geometry bound."""
+    key = (implementation, adapter, template, path, max_row_groups)
     if key not in _KERNELS:
-        _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter), template=template, path=path)
+        _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter), template=template, path=path,
+                                              max_row_groups=max_row_groups)
     return _KERNELS[key]
 
 

@@ -75,15 +75,16 @@ class KernelSpec:
     """One of ``REDUCTIONS``; ``"subgroup"`` needs a subgroup size of at least ``row_groups``."""
 
     @classmethod
-    def for_dims(cls, dims: Dims) -> KernelSpec:
+    def for_dims(cls, dims: Dims, max_row_groups: int = MAX_ROW_GROUPS) -> KernelSpec:
         """The geometry class of a validated call."""
-        return cls.for_sizes(str(dims.dtype), dims.d_k, dims.d_v)
+        return cls.for_sizes(str(dims.dtype), dims.d_k, dims.d_v, max_row_groups)
 
     @classmethod
-    def for_sizes(cls, dtype: str, d_k: int, d_v: int) -> KernelSpec:
+    def for_sizes(cls, dtype: str, d_k: int, d_v: int, max_row_groups: int = MAX_ROW_GROUPS) -> KernelSpec:
         """The geometry class of a call of these head sizes (vector columns where d_v allows them,
-        the workgroup reduction: ``LinearAttentionKernel`` picks the reduction the device allows)."""
-        rows = ROW_QUANTUM * -(-d_k // (MAX_ROW_GROUPS * ROW_QUANTUM))
+        the workgroup reduction: ``LinearAttentionKernel`` picks the reduction the device allows).
+        ``max_row_groups`` (a power of two) trades invocations per column against rows per invocation."""
+        rows = ROW_QUANTUM * -(-d_k // (max_row_groups * ROW_QUANTUM))
         groups = _next_power_of_two(-(-d_k // rows))
         columns = min(_next_power_of_two(d_v), MAX_COLUMNS, MAX_INVOCATIONS // groups)
         lanes = VECTOR_LANES if d_v % VECTOR_LANES == 0 else 1

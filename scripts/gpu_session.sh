@@ -2,13 +2,14 @@
 # Runs on the GPU machine (no network, Python 3.12 with numpy, onnx, onnxruntime, hypothesis,
 # pytest, matplotlib preinstalled): installs the carried wheels and Vulkan loader, lists the
 # backends, runs the correctness tests on the real GPU, then the full benchmark.
-# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all|large|campaign|paths|bench3|cuda]
+# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all|large|campaign|paths|bench3|cuda|custom]
 #   large: the kernel against ORT's EP where device time dominates the host path (T = 64, B = 1 and 4)
 #   paths: the kernel tests, then the kernel paths side by side in one run (auto, workgroup, scalar,
 #          and the WGSL template build/old-kernel.wgsl where it was carried, e.g. the kernel before a
 #          change: git show REV:kernels/linear_attention.wgsl) at the reference decode configurations
 #          and at T = 64 against ORT's EP
 #   bench3: three consecutive full benchmarks on one machine session (do the verdicts hold?)
+#   custom: after the set-up, the shell command in $GPU_COMMAND (e.g. a narrow python3 -m fuzz.bench)
 #   cuda: the CUDA EP live (onnxruntime-gpu, carried in parts by scripts/gpu_cuda_parts.sh and
 #         stashed in $CUDA_PARTS by earlier runs): its tests, the 64 CUDA reference cases replayed
 #         against it, and a campaign with every backend
@@ -53,7 +54,7 @@ if [ "$what" = paths ]; then
   timeout 240 python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernel tests/engine/test_properties.py \
     tests/engine/test_device_chain.py --tb=short -rfE > "$out/tests.txt" 2>&1
   tail -15 "$out/tests.txt"
-  old=(); [ -f build/old-kernel.wgsl ] && old=(--template build/old-kernel.wgsl)
+  old=(); [ -f build/old-kernel.wgsl ] && old=(--template build/old-kernel.wgsl --template-path "${OLD_PATH:-auto}")
   python3 -m fuzz.bench --paths auto,workgroup,scalar "${old[@]}" --out "$out/paths" 2>&1 | tee "$out/paths.txt"
   python3 -m fuzz.bench --paths auto "${old[@]}" --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 4 \
     --out "$out/large" 2>&1 | tee "$out/large.txt"
@@ -97,4 +98,7 @@ if [ "$what" = cuda ]; then
     cp -r /tmp/campaign-cuda/summary.json /tmp/campaign-cuda/report.html /tmp/campaign-cuda/corpus \
       /tmp/campaign-cuda/native.log "$out/cuda-campaign/" 2>/dev/null
   fi
+fi
+if [ "$what" = custom ]; then
+  bash -c "${GPU_COMMAND:?set GPU_COMMAND}" 2>&1 | tee "$out/custom.txt"
 fi

@@ -21,7 +21,7 @@ from .protocol import FULL, QUICK
 from .report import markdown, write_outputs
 from .rollback import Acceptance
 from .rounds import FULL_SCHEDULE, QUICK_SCHEDULE
-from .runner import Options, run_benchmark
+from .runner import Options, kernel_variant, run_benchmark
 from .workload import QUICK_SHAPE, REFERENCE_SHAPE, Shape
 
 EXIT_GATE_FAILED = 1
@@ -52,9 +52,11 @@ def _dtypes(text: str) -> tuple[str, ...]:
 
 def _paths(text: str) -> tuple[str, ...]:
     paths = tuple(part.strip() for part in text.split(","))
-    unknown = [p for p in paths if p not in KERNEL_PATHS]
-    if unknown:
-        raise argparse.ArgumentTypeError(f"kernel paths are {', '.join(KERNEL_PATHS)}, got {', '.join(unknown)}")
+    try:
+        for label in paths:
+            kernel_variant(label)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     return paths
 
 
@@ -77,10 +79,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--windows", type=_ints, default=(0, 1, 4, 8), help="state_window values (0 is always added)")
     parser.add_argument("--seq-lens", type=_ints, default=(1, 4, 8), help="draft lengths T (default 1,4,8)")
     parser.add_argument("--paths", type=_paths, default=("auto",),
-                        help="kernel paths measured side by side in the same rounds (default auto; "
-                             f"any of {', '.join(KERNEL_PATHS)}, e.g. auto,scalar)")
+                        help="kernel variants measured side by side in the same rounds (default auto; "
+                             f"any of {', '.join(KERNEL_PATHS)}, each optionally @N to bound the row groups "
+                             "per column, e.g. auto,scalar,auto@4)")
     parser.add_argument("--template", type=Path, help="another WGSL template (e.g. the kernel before a change, from "
                         "git show REV:kernels/linear_attention.wgsl), measured beside the paths as path 'template'")
+    parser.add_argument("--template-path", type=lambda t: _paths(t)[0], default="auto",
+                        help="the variant the --template is compiled as (default auto; scalar for a kernel "
+                             "from before vector columns)")
     parser.add_argument("--implementation", choices=("wgpu", "dawn"), default="wgpu",
                         help="wgpu-native (default; precise timestamps) or Dawn (timestamps quantized)")
     parser.add_argument("--acceptance", type=_acceptance, default=Acceptance(),
@@ -117,6 +123,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         seq_lens=args.seq_lens,
         paths=args.paths,
         template=args.template,
+        template_path=args.template_path,
         implementation=args.implementation,
         adapter=chosen_adapter(args.implementation, args.implementation)[1],
         acceptance=args.acceptance,

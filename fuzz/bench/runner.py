@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kernels import KernelUnsupported
-from kernels.linear_attention import KERNEL_PATHS, get_kernel
+from kernels.linear_attention import KERNEL_PATHS, ROW_GROUP_CHOICES, LinearAttentionKernel, get_kernel
+from kernels.shader import MAX_ROW_GROUPS
 from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS
 
 from . import gates
@@ -55,10 +56,13 @@ class Options:
     windows: tuple[int, ...] = (0, 1, 4, 8)
     seq_lens: tuple[int, ...] = (1, 4, 8)
     paths: tuple[str, ...] = ("auto",)
-    """Kernel paths (``kernels.linear_attention.KERNEL_PATHS``), measured side by side in the same rounds."""
+    """Kernel variants (``kernel_variant``: a path of ``KERNEL_PATHS``, optionally ``@`` a bound on the
+    row groups, e.g. ``auto@8``), measured side by side in the same rounds."""
     template: Path | None = None
     """Another WGSL template (e.g. the kernel before a change), measured beside the paths as path
-    ``"template"``, compiled with one column per invocation and the workgroup reduction."""
+    ``"template"``, compiled as ``template_path``."""
+    template_path: str = "auto"
+    """The variant the template is compiled as (``scalar`` for a kernel before vector columns)."""
     implementation: str = "wgpu"
     adapter: str | int | None = None
     acceptance: Acceptance = field(default_factory=Acceptance)
@@ -74,9 +78,19 @@ class Options:
             raise ValueError("windows must include 0: every gate compares with W = 0")
         if not all(0 <= w <= 8 for w in self.windows) or min(self.seq_lens) < 1:
             raise ValueError("windows must be in 0..8 and sequence lengths >= 1")
-        unknown = sorted(set(self.paths) - set(KERNEL_PATHS))
-        if unknown or not self.paths:
-            raise ValueError(f"kernel paths must be among {', '.join(KERNEL_PATHS)}, got {', '.join(self.paths)}")
+        if not self.paths:
+            raise ValueError("at least one kernel path is needed")
+        for label in (*self.paths, self.template_path):
+            kernel_variant(label)
+
+
+def kernel_variant(label: str) -> tuple[str, int]:
+    """``PATH`` or ``PATH@N`` -> (kernel path, bound on row groups); ``ValueError`` for anything else."""
+    path, _, groups = label.partition("@")
+    if path not in KERNEL_PATHS or (groups and groups not in map(str, ROW_GROUP_CHOICES)):
+        raise ValueError(f"kernel variant {label!r}: expected PATH or PATH@N with PATH one of "
+                         f"{', '.join(KERNEL_PATHS)} and N one of {', '.join(map(str, ROW_GROUP_CHOICES))}")
+    return path, int(groups) if groups else MAX_ROW_GROUPS
 
 
 TEMPLATE_PATH = "template"
@@ -96,13 +110,16 @@ class _Group:
 
     def __init__(self, options: Options, dtype: str, shape: Shape, log: Log) -> None:
         self.options, self.dtype, self.shape, self.log = options, dtype, shape, log
-        self.kernels = {p: get_kernel(options.implementation, options.adapter, path=p) for p in options.paths}
+        self.kernels = {p: self._kernel(None, p) for p in options.paths}
         if options.template is not None:
-            self.kernels[TEMPLATE_PATH] = get_kernel(options.implementation, options.adapter,
-                                                     options.template.read_text(), path="scalar")
+            self.kernels[TEMPLATE_PATH] = self._kernel(options.template.read_text(), options.template_path)
         self.work: dict[Config, Workload] = {}
         self.bound: dict[Config, object] = {}
         self.select: dict[Config, dict[int, SelectSeries]] = {}
+
+    def _kernel(self, template: str | None, label: str) -> LinearAttentionKernel:
+        path, groups = kernel_variant(label)
+        return get_kernel(self.options.implementation, self.options.adapter, template, path, groups)
 
     def bind(self) -> None:
         """Bind every configuration (memory-tracked) and the prefix reruns its p* needs."""
