@@ -117,41 +117,6 @@ fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
 }
 // [[/subgroup]]
 
-// One token's inputs as one invocation uses them: its key rows, the query rows of the first query
-// head its kv head serves, its rows' gates (1 when the rule does not decay), its value columns and
-// beta. Rows at or past d_k stay zero.
-struct Token {
-    k: array<f32, RPT>,
-    q: array<f32, RPT>,
-    gate: array<f32, RPT>,
-    v: VEC,
-    beta: f32,
-}
-
-fn load_token(bt: u32, h: u32, kh: u32, qh: u32, vcol: u32, row0: u32) -> Token {
-    let DK = params.d_k;
-    let HKV = params.kv_heads;
-    var tok: Token;
-    let kbase = (bt * params.key_heads + kh) * DK;
-    let qbase = (bt * params.q_heads + qh) * DK;
-    for (var k = 0u; k < RPT; k++) {
-        let i = row0 + k;
-        if (i < DK) { tok.k[k] = f32(key[kbase + i]); tok.q[k] = f32(query[qbase + i]); }
-    }
-    if (params.decay_mode == DECAY_HEAD) {
-        let gate = exp(f32(decay[bt * HKV + h]));
-        for (var k = 0u; k < RPT; k++) { tok.gate[k] = gate; }
-    } else if (params.decay_mode == DECAY_ROW) {
-        let gates = (bt * HKV + h) * DK;
-        for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { tok.gate[k] = exp(f32(decay[gates + i])); } }
-    }
-    tok.v = VEC(value[(bt * HKV + h) * (params.d_v / LANES) + vcol]);
-    if (params.beta_mode != BETA_NONE) {
-        tok.beta = f32(beta[select(bt * HKV + h, bt, params.beta_mode == BETA_SHARED)]);
-    }
-    return tok;
-}
-
 @compute @workgroup_size(ROWG, COLS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) lindex: u32, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -179,8 +144,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let group = select(1u, HQ / HKV, standard);
     let kv_per_q = max(HKV / HQ, 1u);
     let out_heads = max(HQ, HKV);
-    // the query head of g = 0, the one whose rows `load_token` brings
-    let qh0 = select(h / kv_per_q, h * group, standard);
     var bank = 0u;
 
     // The leading W - T slots represent no token of this call: exact zeros. They are one contiguous
@@ -203,36 +166,36 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = VEC(past_state[seed + i * DV]); } }
         }
     }
-    // Token t's inputs are loaded one token ahead (`next`), so their memory latency overlaps the
-    // previous token's reductions instead of sitting between them.
-    var next = load_token(b * seq_len, h, kh, qh0, vcol, row0);
+    // this token's key rows (zero past d_k), loaded once for the retrieval and the update
+    var kr: array<f32, RPT>;
     for (var t = 0u; t < seq_len; t++) {
         let bt = b * seq_len + t;
-        let cur = next;
-        if (t + 1u < seq_len) { next = load_token(bt + 1u, h, kh, qh0, vcol, row0); }
-        if (params.decay_mode != DECAY_NONE) {
-            for (var k = 0u; k < RPT; k++) { if (row0 + k < DK) { s[k] = cur.gate[k] * s[k]; } }
+        if (params.decay_mode == DECAY_HEAD) {
+            let gate = exp(f32(decay[bt * HKV + h]));
+            for (var k = 0u; k < RPT; k++) { s[k] = gate * s[k]; }
+        } else if (params.decay_mode == DECAY_ROW) {
+            let gates = (bt * HKV + h) * DK;
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = exp(f32(decay[gates + i])) * s[k]; } }
         }
+        let kbase = (bt * params.key_heads + kh) * DK;
+        for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { kr[k] = f32(key[kbase + i]); } }
+        let v = VEC(value[(bt * HKV + h) * DV + vcol]);
         if (params.beta_mode == BETA_NONE) {
-            for (var k = 0u; k < RPT; k++) { if (row0 + k < DK) { s[k] = s[k] + cur.k[k] * cur.v; } }
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = s[k] + kr[k] * v; } }
         } else {
             var rp = VEC();
-            for (var k = 0u; k < RPT; k++) { if (row0 + k < DK) { rp = rp + s[k] * cur.k[k]; } }
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { rp = rp + s[k] * kr[k]; } }
             let r = column_total(rp, bank, lid.y, lid.x);
             bank ^= 1u;
-            let u = cur.beta * (cur.v - r);
-            for (var k = 0u; k < RPT; k++) { if (row0 + k < DK) { s[k] = s[k] + cur.k[k] * u; } }
+            let u = f32(beta[select(bt * HKV + h, bt, params.beta_mode == BETA_SHARED)]) * (v - r);
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = s[k] + kr[k] * u; } }
         }
         for (var g = 0u; g < group; g++) {
             let qh = select(h / kv_per_q, h * group + g, standard);
             let oh = select(h, qh, standard);
-            var q = cur.q;
-            if (g > 0u) {
-                let qbase = (bt * HQ + qh) * DK;
-                for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { q[k] = f32(query[qbase + i]); } }
-            }
             var op = VEC();
-            for (var k = 0u; k < RPT; k++) { if (row0 + k < DK) { op = op + s[k] * q[k]; } }
+            let qbase = (bt * HQ + qh) * DK;
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { op = op + s[k] * f32(query[qbase + i]); } }
             let o = column_total(op, bank, lid.y, lid.x);
             bank ^= 1u;
             if (live && lid.x == 0u) {

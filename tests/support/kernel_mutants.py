@@ -43,7 +43,7 @@ PATCHES = (
           "const TREE: u32 = ROWG;", "const TREE: u32 = min(ROWG, 2u);"),
     Patch("stale-gate", "T >= 17 with a per-head decay: tokens from 16 on take the previous token's gate",
           "let gate = exp(f32(decay[bt * HKV + h]));",
-          "let gate = exp(f32(decay[(bt - select(0u, 1u, bt % params.seq_len >= 16u)) * HKV + h]));"),
+          "let gate = exp(f32(decay[(bt - select(0u, 1u, t >= 16u)) * HKV + h]));"),
     Patch("batch-alias", "B >= 3: batch entries from 2 on read the inputs of batch entry 1",
           "let bt = b * seq_len + t;", "let bt = min(b, 1u) * seq_len + t;"),
     Patch("tile-stride", "d_v in two or more tiles of the workgroup: a tile starts half a tile too early",
