@@ -490,6 +490,7 @@ def linear_attention(
     adapter: str | int | None = None,
     template: str | None = None,
     path: str = "auto",
+    max_row_groups: int = MAX_ROW_GROUPS,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ONNX ``com.microsoft::LinearAttention`` operator on WebGPU, NumPy in and out.
 
@@ -500,7 +501,7 @@ def linear_attention(
     (wgpu-native) or ``"dawn"`` (wgpudawn); ``adapter`` picks an adapter by name or number
     (``kernels.device.select_adapter``; default: the best); ``template`` is another WGSL template
     to compile (default: the kernel's own); ``path`` one of ``KERNEL_PATHS`` (default: the fastest the
-    device allows). Raises
+    device allows); ``max_row_groups`` one of ``ROW_GROUP_CHOICES`` (the geometry's bound). Raises
     ``ValidationError`` for invalid input, ``KernelUnsupported`` for a valid call
     the device cannot run, ``DeviceUnavailable`` when there is no such implementation/adapter.
     """
@@ -508,7 +509,7 @@ def linear_attention(
     arrays = {"query": query, "key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
     dims = validate(**arrays, q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
                     scale=scale, state_window=state_window)
-    kernel = get_kernel(implementation, adapter, template, path)
+    kernel = get_kernel(implementation, adapter, template, path, max_row_groups)
     check_supported(kernel.device, dims)
     workspace = workspaces(kernel).get(dims, aliased and dims.has_past, arrays)
     device = kernel.device

@@ -189,12 +189,14 @@ def test_subcommand_and_quick_defaults() -> None:
     parser = argparse.ArgumentParser()
     add_subcommand(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["bench", "--quick", "--out", "x", "--windows", "4", "--acceptance", "geometric:0.7",
-                              "--paths", "auto,scalar", "--template", "old.wgsl", "--rounds", "5"])
+                              "--paths", "auto,scalar,workgroup@32", "--template", "old.wgsl", "--template-path",
+                              "scalar", "--rounds", "5"])
     options = options_from_args(args)
     assert args.func.__name__ == "run_from_args"
     assert options.windows == (0, 4) and options.shapes == (QUICK_SHAPE,)
     assert options.acceptance.label == "geometric:0.7" and options.protocol.iterations < 200
-    assert options.paths == ("auto", "scalar") and options.template == Path("old.wgsl")
+    assert options.paths == ("auto", "scalar", "workgroup@32") and options.template == Path("old.wgsl")
+    assert options.template_path == "scalar"
     assert options.schedule.rounds == 5 and options.schedule.per_round < 60
 
 
@@ -222,6 +224,15 @@ def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
     assert all(w["passes"] >= 1 for w in results["meta"]["warm_up"]) and results["meta"]["schedule"]["rounds"] == 2
     assert (tmp_path / "report.md").read_text().count("PASS") >= len(memory)
     assert (tmp_path / "latency_vs_window.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("label", ["auto@3", "fast", "auto@", "scalar@64"])
+def test_kernel_variants_are_checked_at_the_boundary(tmp_path: Path, capsys, label: str) -> None:
+    """A variant is PATH or PATH@N with N a row-group bound the kernel has: anything else is a usage error
+    naming it (argparse's exit 2), before any device is touched."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["--paths", f"auto,{label}", "--quick", "--out", str(tmp_path)])
+    assert exit_.value.code == 2 and f"kernel variant {label!r}: expected PATH or PATH@N" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("prefix", [["bench"], []], ids=["lafuzz bench", "python -m fuzz.bench"])
