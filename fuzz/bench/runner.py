@@ -86,8 +86,8 @@ class Options:
 
 def kernel_variant(label: str) -> tuple[str, int]:
     """``PATH`` or ``PATH@N`` -> (kernel path, bound on row groups); ``ValueError`` for anything else."""
-    path, _, groups = label.partition("@")
-    if path not in KERNEL_PATHS or (groups and groups not in map(str, ROW_GROUP_CHOICES)):
+    path, at, groups = label.partition("@")
+    if path not in KERNEL_PATHS or (at and groups not in map(str, ROW_GROUP_CHOICES)):
         raise ValueError(f"kernel variant {label!r}: expected PATH or PATH@N with PATH one of "
                          f"{', '.join(KERNEL_PATHS)} and N one of {', '.join(map(str, ROW_GROUP_CHOICES))}")
     return path, int(groups) if groups else MAX_ROW_GROUPS
