@@ -27,13 +27,15 @@
 // stored.
 //
 // Invocations past the last column (the tail tile) compute on the last column's inputs, never read
-// the state and never store: they exist only to keep every barrier and shuffle in uniform control flow.
+// the state, and what they stage is never stored: they exist only to keep every barrier and shuffle
+// in uniform control flow.
 //
 // The state is read once, from the seed (slot W-1 of the past state, the 4-D state when W = 0,
-// or one slot bound on its own), before any store to it, and each invocation reads exactly the
+// or one slot bound on its own), before any store to it, and each workgroup reads exactly the
 // elements of it that it later writes (the leading zero slots, cleared by all invocations, lie
 // before slot W-1); nothing else of the past state is ever read. That is what makes the
-// aliased binding (past and present are one read_write buffer) safe without a barrier.
+// aliased binding (past and present are one read_write buffer) safe: a storage barrier completes
+// the workgroup's reads before its first checkpoint store, which may write another invocation's elements.
 {{ENABLE}}
 alias STORE = {{STORE}};
 // LANES adjacent columns: VEC is their f32 math type, SVEC their stored type (scalars, or 4-vectors)
@@ -117,6 +119,11 @@ fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
 }
 // [[/subgroup]]
 
+// Rows of every row group staged at once for a checkpoint store (RPT is a multiple of 4, the
+// ROW_QUANTUM of kernels/shader.py): a tile of ROWG * STAGE_ROWS rows by COLS columns.
+const STAGE_ROWS: u32 = 4u;
+var<workgroup> stage: array<SVEC, ROWG * STAGE_ROWS * COLS>;
+
 @compute @workgroup_size(ROWG, COLS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) lindex: u32, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -166,6 +173,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = VEC(past_state[seed + i * DV]); } }
         }
     }
+    // Checkpoint stores write elements other invocations of the workgroup read as the aliased seed:
+    // every read of it is complete before any store
+    if (params.seed_mode == SEED_PRESENT) { storageBarrier(); }
     // this token's key rows (zero past d_k), loaded once for the retrieval and the update
     var kr: array<f32, RPT>;
     for (var t = 0u; t < seq_len; t++) {
@@ -205,9 +215,20 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         // slot j holds the state after T - W + j + 1 tokens: token t (0-based) goes to j = t + W - T;
         // W = 0 stores the one 4-D state after the last token the same way, as "slot 0 of 1"
         let slots = max(W, 1u);
-        if (live && t + slots >= seq_len) {
-            let slot = (t + slots - seq_len) * slot_elems + head_base;
-            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[slot + i * DV] = SVEC(s[k]); } }
+        if (t + slots >= seq_len) {
+            // The workgroup's tile of the slot goes out through workgroup memory, STAGE_ROWS rows of
+            // every row group at a time, so that consecutive invocations store consecutive columns of
+            // one row (the tile's whole width) rather than each its own columns down RPT rows.
+            let tile = (t + slots - seq_len) * slot_elems + (b * HKV + h) * DK * DV + wg.x * COLS;
+            for (var p = 0u; p < RPT; p += STAGE_ROWS) {
+                for (var k = 0u; k < STAGE_ROWS; k++) { stage[(lid.x * STAGE_ROWS + k) * COLS + lid.y] = SVEC(s[p + k]); }
+                workgroupBarrier();
+                for (var e = lindex; e < ROWG * STAGE_ROWS * COLS; e += ROWG * COLS) {
+                    let i = (e / COLS / STAGE_ROWS) * RPT + p + (e / COLS) % STAGE_ROWS;
+                    if (i < DK && wg.x * COLS + e % COLS < DV) { present_state[tile + i * DV + e % COLS] = stage[e]; }
+                }
+                workgroupBarrier();
+            }
         }
     }
 }
