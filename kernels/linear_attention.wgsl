@@ -30,12 +30,17 @@
 // the state, and what they stage is never stored: they exist only to keep every barrier and shuffle
 // in uniform control flow.
 //
+// Checkpoint stores are [[direct]] (each invocation stores its own rows) or, where a column has more
+// row groups than MAX_ROW_GROUPS of kernels/shader.py (a warp's lanes would each store a different row),
+// [[staged]] through workgroup memory so that consecutive invocations store consecutive columns.
+//
 // The state is read once, from the seed (slot W-1 of the past state, the 4-D state when W = 0,
 // or one slot bound on its own), before any store to it, and each workgroup reads exactly the
-// elements of it that it later writes (the leading zero slots, cleared by all invocations, lie
-// before slot W-1); nothing else of the past state is ever read. That is what makes the
-// aliased binding (past and present are one read_write buffer) safe: a storage barrier completes
-// the workgroup's reads before its first checkpoint store, which may write another invocation's elements.
+// elements of it that it later writes (each invocation exactly its own, with direct stores; the
+// leading zero slots, cleared by all invocations, lie before slot W-1); nothing else of the past
+// state is ever read. That is what makes the aliased binding (past and present are one read_write
+// buffer) safe: with staged stores, a storage barrier completes the workgroup's reads before its
+// first checkpoint store, which may write another invocation's elements.
 {{ENABLE}}
 alias STORE = {{STORE}};
 // LANES adjacent columns: VEC is their f32 math type, SVEC their stored type (scalars, or 4-vectors)
@@ -119,10 +124,12 @@ fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
 }
 // [[/subgroup]]
 
+// [[staged]]
 // Rows of every row group staged at once for a checkpoint store (RPT is a multiple of 4, the
 // ROW_QUANTUM of kernels/shader.py): a tile of ROWG * STAGE_ROWS rows by COLS columns.
 const STAGE_ROWS: u32 = 4u;
 var<workgroup> stage: array<SVEC, ROWG * STAGE_ROWS * COLS>;
+// [[/staged]]
 
 @compute @workgroup_size(ROWG, COLS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
@@ -173,9 +180,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = VEC(past_state[seed + i * DV]); } }
         }
     }
-    // Checkpoint stores write elements other invocations of the workgroup read as the aliased seed:
-    // every read of it is complete before any store
+    // [[staged]]
+    // Staged checkpoint stores write elements other invocations of the workgroup read as the aliased
+    // seed: every read of it is complete before any store
     if (params.seed_mode == SEED_PRESENT) { storageBarrier(); }
+    // [[/staged]]
     // this token's key rows (zero past d_k), loaded once for the retrieval and the update
     var kr: array<f32, RPT>;
     for (var t = 0u; t < seq_len; t++) {
@@ -215,6 +224,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         // slot j holds the state after T - W + j + 1 tokens: token t (0-based) goes to j = t + W - T;
         // W = 0 stores the one 4-D state after the last token the same way, as "slot 0 of 1"
         let slots = max(W, 1u);
+        // [[direct]]
+        if (live && t + slots >= seq_len) {
+            let slot = (t + slots - seq_len) * slot_elems + head_base;
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[slot + i * DV] = SVEC(s[k]); } }
+        }
+        // [[/direct]]
+        // [[staged]]
         if (t + slots >= seq_len) {
             // The workgroup's tile of the slot goes out through workgroup memory, STAGE_ROWS rows of
             // every row group at a time, so that consecutive invocations store consecutive columns of
@@ -230,5 +246,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
                 workgroupBarrier();
             }
         }
+        // [[/staged]]
     }
 }

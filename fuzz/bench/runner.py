@@ -20,7 +20,6 @@ from pathlib import Path
 
 from kernels import KernelUnsupported
 from kernels.linear_attention import KERNEL_PATHS, ROW_GROUP_CHOICES, LinearAttentionKernel, get_kernel
-from kernels.shader import MAX_ROW_GROUPS
 from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS
 
 from . import gates
@@ -84,13 +83,14 @@ class Options:
             kernel_variant(label)
 
 
-def kernel_variant(label: str) -> tuple[str, int]:
-    """``PATH`` or ``PATH@N`` -> (kernel path, bound on row groups); ``ValueError`` for anything else."""
+def kernel_variant(label: str) -> tuple[str, int | None]:
+    """``PATH`` or ``PATH@N`` -> (kernel path, bound on row groups or None for the kernel's default);
+    ``ValueError`` for anything else."""
     path, at, groups = label.partition("@")
     if path not in KERNEL_PATHS or (at and groups not in map(str, ROW_GROUP_CHOICES)):
         raise ValueError(f"kernel variant {label!r}: expected PATH or PATH@N with PATH one of "
                          f"{', '.join(KERNEL_PATHS)} and N one of {', '.join(map(str, ROW_GROUP_CHOICES))}")
-    return path, int(groups) if groups else MAX_ROW_GROUPS
+    return path, int(groups) if groups else None
 
 
 TEMPLATE_PATH = "template"

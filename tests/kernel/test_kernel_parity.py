@@ -152,9 +152,28 @@ def test_geometry_covers_every_row_and_column(d_v: int) -> None:
 def test_window_sweep(implementation: str, window: int, dtype: type, path: str) -> None:
     """For every T in 1..W+1: oracle parity, W=0 parity, aliased = separate, poison-proof, zero slots."""
     kernel_or_skip(implementation, dtype, path)
-    run = {"implementation": implementation, "path": path}
-    config = sweep_config(window, dtype)
     rng = np.random.default_rng(1000 * window + int(dtype == np.float16))
+    check_window_contract({"implementation": implementation, "path": path}, sweep_config(window, dtype), window,
+                          dtype, rng)
+
+
+@pytest.mark.parametrize("window", [1, 5])
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_staged_stores_keep_the_window_contract(implementation: str, window: int) -> None:
+    """32 row groups (d_k > 64 at the bound GPUs take) store checkpoints through workgroup memory, where an
+    invocation writes other invocations' elements: the same contract as the sweep, aliasing included."""
+    kernel_or_skip(implementation)
+    config = {**sweep_config(window, np.float32), "d_k": 100 + window, "d_v": 12}
+    assert KernelSpec.for_sizes("float32", config["d_k"], config["d_v"], 32).staged_stores
+    run = {"implementation": implementation, "path": "workgroup", "max_row_groups": 32}
+    rng = np.random.default_rng(window)
+    check_window_contract(run, config, window, np.float32, rng)
+
+
+def check_window_contract(run: dict, config: dict, window: int, dtype: type, rng: np.random.Generator) -> None:
+    """For every T in 1..W+1 of one configuration: oracle parity, W=0 parity, aliased = separate,
+    poison-proof, zero slots."""
+    implementation = run["implementation"]
     for seq_len in range(1, window + 2):
         inputs = make_inputs(
             rng, dtype=dtype, batch=config["batch"], seq_len=seq_len, heads=config["heads"], d_k=config["d_k"],
@@ -162,7 +181,7 @@ def test_window_sweep(implementation: str, window: int, dtype: type, path: str) 
             beta_shared=config["beta_shared"],
         )
         attrs = attrs_of(config, window)
-        where = f"{implementation} {path} W={window} T={seq_len} {np.dtype(dtype)} {config}"
+        where = f"{run} W={window} T={seq_len} {np.dtype(dtype)} {config}"
         output, present = linear_attention(**inputs, **attrs, **run)
         assert_agrees_with_oracle(Case(inputs, attrs), (output, present), label=implementation)
 
