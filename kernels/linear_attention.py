@@ -26,7 +26,7 @@ from oracles.rollback import slot_for_accepted
 from oracles.validation import Dims, validate
 
 from .device import DeviceTensor, GpuDevice, KernelUnsupported, get_device
-from .shader import BINDINGS, CallParams, KernelSpec, render
+from .shader import BINDINGS, CHUNK_MIN_T, CallParams, KernelSpec, render
 
 MAX_D_K = 256
 """Largest key head size (that of the ORT WebGPU EP); it bounds each invocation's private row block."""
@@ -37,6 +37,11 @@ reduction where the device has subgroups of at least the call's row groups, else
 ``subgroup``: the same but the subgroup reduction required (``KernelUnsupported`` where it is not
 possible); ``workgroup``: vector columns, always the workgroup reduction (the fallback);
 ``scalar``: one column per invocation and the workgroup reduction (the kernel before vectorisation)."""
+
+PREFILLS = ("auto", "chunked", "token")
+"""How a kernel takes a call's tokens. ``auto``: the chunked prefill (``kernels/chunked.wgsl``) for calls of
+at least ``CHUNK_MIN_T`` tokens, the token loop (``kernels/linear_attention.wgsl``) below that;
+``chunked`` and ``token``: that one for every call (tests and the benchmark compare the two)."""
 
 KERNEL_DTYPES = ("float32", "float16")
 """Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
@@ -164,17 +169,23 @@ class LinearAttentionKernel:
     """Compiled LinearAttention pipelines on one device, and the device-side operations around them."""
 
     def __init__(self, device: GpuDevice, max_pipelines: int = 1024, template: str | None = None,
-                 path: str = "auto") -> None:
+                 path: str = "auto", prefill: str = "auto", chunk_template: str | None = None) -> None:
         # a campaign's units draw head sizes 1-256 in both dtypes: with 64 pipelines the cache thrashed
         # (the default campaign on lavapipe ran at 65.6 cases/s; 81.0 with 1024, same seed)
         if path not in KERNEL_PATHS:
             raise ValueError(f"kernel path {path!r}: expected one of {', '.join(KERNEL_PATHS)}")
+        if prefill not in PREFILLS:
+            raise ValueError(f"prefill {prefill!r}: expected one of {', '.join(PREFILLS)}")
         self.device = device
         self.path = path
         """One of ``KERNEL_PATHS``: which reduction and column width ``spec_for`` picks."""
         self.max_pipelines = max_pipelines
+        self.prefill = prefill
+        """One of ``PREFILLS``: which calls ``spec_for`` gives the chunked prefill."""
         self.template = template
-        """The WGSL template compiled (None: ``kernels/linear_attention.wgsl``)."""
+        """The token-loop template compiled (None: ``kernels/linear_attention.wgsl``)."""
+        self.chunk_template = chunk_template
+        """The chunked-prefill template compiled (None: ``kernels/chunked.wgsl``)."""
         self._pipelines: OrderedDict[KernelSpec, Any] = OrderedDict()
         self.compilations = 0
         """Pipelines compiled so far (a cache hit does not count)."""
@@ -185,8 +196,9 @@ class LinearAttentionKernel:
         return len(self._pipelines)
 
     def spec_for(self, dims: Dims) -> KernelSpec:
-        """The pipeline a validated call runs on: its geometry class, with this kernel's path applied."""
-        spec = KernelSpec.for_dims(dims)
+        """The pipeline a validated call runs on: its geometry class, with this kernel's path and prefill applied."""
+        chunked = self.prefill == "chunked" or (self.prefill == "auto" and dims.seq_len >= CHUNK_MIN_T)
+        spec = replace(KernelSpec.for_dims(dims), chunked=chunked)
         if self.path == "scalar":
             return replace(spec, lanes=1)
         if self.path == "workgroup":
@@ -207,7 +219,7 @@ class LinearAttentionKernel:
             self._pipelines.move_to_end(spec)
             return cached
         gpu = self.device.device
-        code = render(spec, self.template, self.device.subgroup_enable)
+        code = render(spec, self.chunk_template if spec.chunked else self.template, self.device.subgroup_enable)
         module = gpu.create_shader_module(label=f"linear_attention {spec}", code=code)
         pipeline = gpu.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
         self.compilations += 1
@@ -391,15 +403,16 @@ class LinearAttentionKernel:
         return saved
 
 
-_KERNELS: dict[tuple[str, str | int | None, str | None, str], LinearAttentionKernel] = {}
+_KERNELS: dict[tuple, LinearAttentionKernel] = {}
 
 
-def get_kernel(implementation: str = "wgpu", adapter: str | int | None = None,
-               template: str | None = None, path: str = "auto") -> LinearAttentionKernel:
-    """The process-wide kernel (and device) of an implementation, adapter choice, WGSL template and path."""
-    key = (implementation, adapter, template, path)
+def get_kernel(implementation: str = "wgpu", adapter: str | int | None = None, template: str | None = None,
+               path: str = "auto", prefill: str = "auto", chunk_template: str | None = None) -> LinearAttentionKernel:
+    """The process-wide kernel (and device) of an implementation, adapter choice, WGSL templates, path and prefill."""
+    key = (implementation, adapter, template, path, prefill, chunk_template)
     if key not in _KERNELS:
-        _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter), template=template, path=path)
+        _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter), template=template, path=path,
+                                              prefill=prefill, chunk_template=chunk_template)
     return _KERNELS[key]
 
 
@@ -480,17 +493,20 @@ def linear_attention(
     adapter: str | int | None = None,
     template: str | None = None,
     path: str = "auto",
+    prefill: str = "auto",
+    chunk_template: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ONNX ``com.microsoft::LinearAttention`` operator on WebGPU, NumPy in and out.
 
     Same inputs and attributes as ``oracles.linear_attention``; returns ``(output,
     present_state)`` in the inputs' dtype. ``chunk_size`` is the schema's tuning hint: it cannot
-    change results, and this kernel (token by token) has no use for it. ``aliased`` binds past and present state to one
+    change results, and this kernel ignores it (its chunk is ``CHUNK_SIZE``; ``prefill``, one of
+    ``PREFILLS``, says which calls are chunked). ``aliased`` binds past and present state to one
     read-write buffer (ignored without ``past_state``). ``implementation`` is ``"wgpu"``
     (wgpu-native) or ``"dawn"`` (wgpudawn); ``adapter`` picks an adapter by name or number
     (``kernels.device.select_adapter``; default: the best); ``template`` is another WGSL template
-    to compile (default: the kernel's own); ``path`` one of ``KERNEL_PATHS`` (default: the fastest the
-    device allows). Raises
+    to compile for the token loop (default: the kernel's own), ``chunk_template`` for the chunked prefill;
+    ``path`` one of ``KERNEL_PATHS`` (default: the fastest the device allows). Raises
     ``ValidationError`` for invalid input, ``KernelUnsupported`` for a valid call
     the device cannot run, ``DeviceUnavailable`` when there is no such implementation/adapter.
     """
@@ -498,7 +514,7 @@ def linear_attention(
     arrays = {"query": query, "key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
     dims = validate(**arrays, q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
                     scale=scale, state_window=state_window)
-    kernel = get_kernel(implementation, adapter, template, path)
+    kernel = get_kernel(implementation, adapter, template, path, prefill, chunk_template)
     check_supported(kernel.device, dims)
     workspace = workspaces(kernel).get(dims, aliased and dims.has_past, arrays)
     device = kernel.device

@@ -50,6 +50,21 @@ VECTOR_LANES = 4
 REDUCTIONS = ("workgroup", "subgroup")
 """How a column's partial sums over d_k meet: workgroup memory and a barrier, or subgroup shuffles."""
 
+CHUNK_SIZE = 16
+"""Tokens per chunk of the chunked prefill (``kernels/chunked.wgsl``): its two pair matrices take
+``2 * CHUNK_SIZE**2`` floats (2 KiB) of workgroup memory, its pseudo-values ``CHUNK_SIZE`` registers of
+each invocation's columns."""
+
+CHUNK_MIN_T = 16
+"""Calls of at least this many tokens take the chunked prefill by default (``prefill="auto"``): a whole
+chunk's worth, where its independent reductions replace the token loop's serial ones."""
+
+TEMPLATES = {False: "linear_attention.wgsl", True: "chunked.wgsl"}
+"""``KernelSpec.chunked`` -> the template it compiles: the token loop, or the chunked prefill."""
+
+PRELUDE = "prelude.wgsl"
+"""The declarations both templates share (types, geometry, uniform, bindings, ``column_total``)."""
+
 _SECTION = re.compile(r"// \[\[(\w+)\]\]\n(.*?)// \[\[/\1\]\]\n", re.DOTALL)
 
 
@@ -73,6 +88,8 @@ class KernelSpec:
     """Adjacent columns of d_v each invocation owns (``VECTOR_LANES`` or 1); divides d_v."""
     reduction: str = "workgroup"
     """One of ``REDUCTIONS``; ``"subgroup"`` needs a subgroup size of at least ``row_groups``."""
+    chunked: bool = False
+    """The chunked prefill (``kernels/chunked.wgsl``) instead of the token loop; same geometry."""
 
     @classmethod
     def for_dims(cls, dims: Dims) -> KernelSpec:
@@ -88,6 +105,11 @@ class KernelSpec:
         columns = min(_next_power_of_two(d_v), MAX_COLUMNS, MAX_INVOCATIONS // groups)
         lanes = VECTOR_LANES if d_v % VECTOR_LANES == 0 else 1
         return cls(dtype=dtype, rows_per_thread=rows, row_groups=groups, columns=columns, lanes=lanes)
+
+    @property
+    def sections(self) -> frozenset[str]:
+        """The template sections (``// [[name]]``) this pipeline keeps: its reduction and its column width."""
+        return frozenset((self.reduction, "vector" if self.lanes > 1 else "scalar"))
 
     @property
     def invocations(self) -> int:
@@ -162,17 +184,21 @@ class CallParams:
 
 
 @cache
-def _template() -> str:
-    return resources.files("kernels").joinpath("linear_attention.wgsl").read_text()
+def template_source(name: str) -> str:
+    """The text of template ``name`` (a key of ``TEMPLATES``' values) with the shared prelude in place of
+    ``{{PRELUDE}}``: what ``render`` specialises, and what a variant of the kernel (a patched copy) starts from."""
+    files = resources.files("kernels")
+    return files.joinpath(name).read_text().replace("{{PRELUDE}}", files.joinpath(PRELUDE).read_text())
 
 
 def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str = "") -> str:
-    """The WGSL source of one pipeline, from ``template`` (default: ``linear_attention.wgsl``; another
-    is a variant of the kernel under test, e.g. an engineer's change or a deliberately broken copy).
+    """The WGSL source of one pipeline, from ``template`` (default: ``template_source`` of the spec's
+    template, ``TEMPLATES[spec.chunked]``; another is a variant of the kernel under test, e.g. an engineer's
+    change or a deliberately broken copy).
 
-    Of the template's sections marked ``// [[name]]`` ... ``// [[/name]]`` only the one named by
-    ``spec.reduction`` is kept; ``subgroup_enable`` is the directive the subgroup reduction needs on
-    the implementation compiling it (``GpuDevice.subgroup_enable``).
+    Of the template's sections marked ``// [[name]]`` ... ``// [[/name]]`` only those of ``spec.sections``
+    are kept; ``subgroup_enable`` is the directive the subgroup reduction needs on the implementation
+    compiling it (``GpuDevice.subgroup_enable``).
     """
     store = "f16" if spec.dtype == "float16" else "f32"
     enables = ["enable f16;" if store == "f16" else "", subgroup_enable if spec.reduction == "subgroup" else ""]
@@ -186,9 +212,10 @@ def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str =
         "COLS": str(spec.columns // spec.lanes),
         "ROWG": str(spec.row_groups),
         "RPT": str(spec.rows_per_thread),
+        "CHUNK": str(CHUNK_SIZE),
     }
-    source = template if template is not None else _template()
-    source = _SECTION.sub(lambda m: m.group(2) if m.group(1) == spec.reduction else "", source)
+    source = template if template is not None else template_source(TEMPLATES[spec.chunked])
+    source = _SECTION.sub(lambda m: m.group(2) if m.group(1) in spec.sections else "", source)
     for name, text in replacements.items():
         source = source.replace("{{" + name + "}}", text)
     return source
