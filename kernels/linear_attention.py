@@ -43,6 +43,13 @@ PREFILLS = ("auto", "chunked", "token")
 at least ``CHUNK_MIN_T`` tokens, the token loop (``kernels/linear_attention.wgsl``) below that;
 ``chunked`` and ``token``: that one for every call (tests and the benchmark compare the two)."""
 
+
+
+def takes_chunked_prefill(seq_len: int, prefill: str = "auto") -> bool:
+    """Whether a call of ``seq_len`` tokens runs the chunked prefill under ``prefill`` (one of ``PREFILLS``)."""
+    return prefill == "chunked" or (prefill == "auto" and seq_len >= CHUNK_MIN_T)
+
+
 KERNEL_DTYPES = ("float32", "float16")
 """Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
 
@@ -197,8 +204,7 @@ class LinearAttentionKernel:
 
     def spec_for(self, dims: Dims) -> KernelSpec:
         """The pipeline a validated call runs on: its geometry class, with this kernel's path and prefill applied."""
-        chunked = self.prefill == "chunked" or (self.prefill == "auto" and dims.seq_len >= CHUNK_MIN_T)
-        spec = replace(KernelSpec.for_dims(dims), chunked=chunked)
+        spec = replace(KernelSpec.for_dims(dims), chunked=takes_chunked_prefill(dims.seq_len, self.prefill))
         if self.path == "scalar":
             return replace(spec, lanes=1)
         if self.path == "workgroup":

@@ -15,13 +15,12 @@ from pathlib import Path
 from fuzz import backend_options, environment
 from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError
-from kernels.linear_attention import KERNEL_PATHS
 
 from .protocol import FULL, QUICK
 from .report import markdown, write_outputs
 from .rollback import Acceptance
 from .rounds import FULL_SCHEDULE, QUICK_SCHEDULE
-from .runner import Options, run_benchmark
+from .runner import BENCH_PATHS, Options, run_benchmark
 from .workload import QUICK_SHAPE, REFERENCE_SHAPE, Shape
 
 EXIT_GATE_FAILED = 1
@@ -52,9 +51,9 @@ def _dtypes(text: str) -> tuple[str, ...]:
 
 def _paths(text: str) -> tuple[str, ...]:
     paths = tuple(part.strip() for part in text.split(","))
-    unknown = [p for p in paths if p not in KERNEL_PATHS]
+    unknown = [p for p in paths if p not in BENCH_PATHS]
     if unknown:
-        raise argparse.ArgumentTypeError(f"kernel paths are {', '.join(KERNEL_PATHS)}, got {', '.join(unknown)}")
+        raise argparse.ArgumentTypeError(f"kernel paths are {', '.join(BENCH_PATHS)}, got {', '.join(unknown)}")
     return paths
 
 
@@ -78,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq-lens", type=_ints, default=(1, 4, 8), help="draft lengths T (default 1,4,8)")
     parser.add_argument("--paths", type=_paths, default=("auto",),
                         help="kernel paths measured side by side in the same rounds (default auto; "
-                             f"any of {', '.join(KERNEL_PATHS)}, e.g. auto,scalar)")
+                             f"any of {', '.join(BENCH_PATHS)}, e.g. auto,scalar or token,chunked)")
     parser.add_argument("--template", type=Path, help="another WGSL template (e.g. the kernel before a change, from "
                         "git show REV:kernels/linear_attention.wgsl), measured beside the paths as path 'template'")
     parser.add_argument("--implementation", choices=("wgpu", "dawn"), default="wgpu",

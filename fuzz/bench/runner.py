@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kernels import KernelUnsupported
-from kernels.linear_attention import KERNEL_PATHS, get_kernel
+from kernels.linear_attention import KERNEL_PATHS, PREFILLS, LinearAttentionKernel, get_kernel
 from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS
 
 from . import gates
@@ -42,6 +42,17 @@ from .workload import REFERENCE_SHAPE, UPDATE_RULE, Shape, Workload
 
 Log = Callable[[str], None]
 
+BENCH_PATHS = (*KERNEL_PATHS, *(p for p in PREFILLS if p not in KERNEL_PATHS))
+"""What ``--paths`` may name: a kernel path (``KERNEL_PATHS``, with the default prefill: chunked from
+``CHUNK_MIN_T`` tokens on), or ``chunked`` / ``token`` (the ``auto`` path with that prefill at every T),
+so the token loop, the chunked prefill and ORT can be measured side by side in one run."""
+
+
+def bench_kernel(options: Options, path: str) -> LinearAttentionKernel:
+    """The kernel measured as ``path`` (one of ``BENCH_PATHS``)."""
+    return get_kernel(options.implementation, options.adapter, path=path if path in KERNEL_PATHS else "auto",
+                      prefill=path if path in PREFILLS else "auto")
+
 DAWN_CLOCK_NOTE = (f"Dawn quantizes timestamps by default ({DAWN_TIMESTAMP_QUANTUM_NS:,} ns steps): "
                    "short kernels read as whole steps; use --implementation wgpu for resolution")
 
@@ -55,7 +66,7 @@ class Options:
     windows: tuple[int, ...] = (0, 1, 4, 8)
     seq_lens: tuple[int, ...] = (1, 4, 8)
     paths: tuple[str, ...] = ("auto",)
-    """Kernel paths (``kernels.linear_attention.KERNEL_PATHS``), measured side by side in the same rounds."""
+    """Kernel paths (``BENCH_PATHS``), measured side by side in the same rounds."""
     template: Path | None = None
     """Another WGSL template (e.g. the kernel before a change), measured beside the paths as path
     ``"template"``, compiled with one column per invocation and the workgroup reduction."""
@@ -74,9 +85,9 @@ class Options:
             raise ValueError("windows must include 0: every gate compares with W = 0")
         if not all(0 <= w <= 8 for w in self.windows) or min(self.seq_lens) < 1:
             raise ValueError("windows must be in 0..8 and sequence lengths >= 1")
-        unknown = sorted(set(self.paths) - set(KERNEL_PATHS))
+        unknown = sorted(set(self.paths) - set(BENCH_PATHS))
         if unknown or not self.paths:
-            raise ValueError(f"kernel paths must be among {', '.join(KERNEL_PATHS)}, got {', '.join(self.paths)}")
+            raise ValueError(f"kernel paths must be among {', '.join(BENCH_PATHS)}, got {', '.join(self.paths)}")
 
 
 TEMPLATE_PATH = "template"
@@ -96,7 +107,7 @@ class _Group:
 
     def __init__(self, options: Options, dtype: str, shape: Shape, log: Log) -> None:
         self.options, self.dtype, self.shape, self.log = options, dtype, shape, log
-        self.kernels = {p: get_kernel(options.implementation, options.adapter, path=p) for p in options.paths}
+        self.kernels = {p: bench_kernel(options, p) for p in options.paths}
         if options.template is not None:
             self.kernels[TEMPLATE_PATH] = get_kernel(options.implementation, options.adapter,
                                                      options.template.read_text(), path="scalar")

@@ -4,7 +4,9 @@
 ``event()``s); ``UNIVERSE`` lists every bucket a campaign can reach, so a summary shows each one with
 its count, zeros included, and names the buckets never reached. The head-size buckets are the WGSL
 kernel's own geometry classes (``kernels.shader.KernelSpec``: rows per invocation and row groups for
-``d_k``, column tiles for ``d_v``), derived from the kernel rather than restated.
+``d_k``, column tiles for ``d_v``), and the kernel path the kernel's own default choice between the
+token loop and the chunked prefill (``kernels.linear_attention.takes_chunked_prefill``), derived from
+the kernel rather than restated.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from functools import cache
 from fuzz.engine.bad_inputs import RULES
 from fuzz.engine.case import POISON_KINDS, Case
 from fuzz.engine.strategies import BETAS, DECAYS, KEY_NORMS, MAGNITUDES
+from kernels.linear_attention import takes_chunked_prefill
 from kernels.shader import KernelSpec
 from oracles.validation import DELTA_RULES, MAX_STATE_WINDOW, UPDATE_RULES, Dims, ValidationError
 
@@ -94,6 +97,10 @@ def _scale(case: Case) -> str:
     return "0.0 (default)" if case.attrs["scale"] == 0 else "explicit"
 
 
+def _kernel_path(d: Dims) -> str:
+    return "chunked prefill" if takes_chunked_prefill(d.seq_len) else "token loop"
+
+
 def _t_vs_w(d: Dims) -> str:
     if d.state_window == 0:
         return "W = 0"
@@ -109,6 +116,7 @@ AXES: dict[str, tuple[str, ...]] = {
     "H_kv": tuple(_range(lo, KV_HEADS) for lo, _ in KV_HEADS),
     "n_k": ("n_k = 1", "1 < n_k < H_kv", "n_k = H_kv"),
     "T": tuple(_range(lo, SEQ_LENS) for lo, _ in SEQ_LENS),
+    "kernel path": ("token loop", "chunked prefill"),
     "B": ("1", "2", "3", "4"),
     "W": tuple(str(w) for w in range(MAX_STATE_WINDOW + 1)),
     "T vs W": ("W = 0", "T < W", "T = W", "T > W"),
@@ -156,7 +164,8 @@ def buckets(case: Case) -> list[str]:
     found = {
         "rule": d.update_rule, "dtype": str(d.dtype), "d_k class": _d_k_bucket(d.d_k),
         "d_v tiles": _tiles_bucket(d.d_k, d.d_v), "heads": heads, "H_kv": _range(d.kv_heads, KV_HEADS),
-        "n_k": _key_heads(d), "T": _range(d.seq_len, SEQ_LENS), "B": str(d.batch), "W": str(d.state_window),
+        "n_k": _key_heads(d), "T": _range(d.seq_len, SEQ_LENS), "kernel path": _kernel_path(d), "B": str(d.batch),
+        "W": str(d.state_window),
         "T vs W": _t_vs_w(d), "decay": _layout(d.decay_per_row, ("per head", "per key row")),
         "beta": _layout(d.beta_shared, ("per head", "shared")), "state": _state(case), "scale": _scale(case),
         "n_k x heads": f"{_key_heads(d)}, {heads.split()[0]}", "dtype x d_k class": f"{d.dtype}, {_d_k_bucket(d.d_k)}",

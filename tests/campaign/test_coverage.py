@@ -11,7 +11,7 @@ import pytest
 from fuzz.campaign.coverage import AXES, UNIVERSE, buckets, d_k_classes, never_reached, reached, table
 from fuzz.engine.bad_inputs import BREAKERS, break_case
 from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
-from kernels.shader import KernelSpec
+from kernels.shader import CHUNK_MIN_T, KernelSpec
 
 
 def _case(*, batch=1, seq_len=3, q_heads=2, kv_heads=2, key_heads=1, d_k=8, d_v=8, window=0, rule="gated_delta"):
@@ -44,6 +44,12 @@ def test_a_case_falls_in_one_bucket_of_each_axis_it_has() -> None:
     for label in labels:
         axis, _, bucket = label.partition(": ")
         assert bucket in UNIVERSE[axis], label
+
+
+@pytest.mark.parametrize("seq_len", [1, CHUNK_MIN_T - 1, CHUNK_MIN_T, 70])
+def test_the_kernel_path_bucket_is_the_kernels_default_prefill(seq_len: int) -> None:
+    path = "chunked prefill" if seq_len >= CHUNK_MIN_T else "token loop"
+    assert f"kernel path: {path}" in buckets(_case(seq_len=seq_len))
 
 
 def test_an_invalid_case_is_counted_by_its_broken_rule() -> None:
