@@ -28,7 +28,7 @@ CHUNK_EDGES = (C - 1, C, C + 1, 2 * C + 3)
 
 HEADS = ((4, 2, 1), (1, 4, 2), (3, 3, 3), (2, 4, 1), (6, 2, 2), (2, 2, 1), (1, 2, 1), (8, 4, 2))
 """(H_q, H_kv, n_k): GQA, inverse GQA with 1 < n_k < H_kv, MHA, inverse with n_k = 1, ..."""
-HEAD_SIZES = ((1, 5), (7, 8), (13, 3), (128, 16), (33, 12), (256, 7), (5, 130), (64, 9))
+HEAD_SIZES = ((1, 5), (7, 8), (13, 3), (128, 16), (33, 12), (5, 130), (256, 7), (64, 9))
 """(d_k, d_v): d_k of 1, odd, 128, 256, a geometry edge; d_v vector and scalar, one and two tiles."""
 WINDOWS = (0, 1, 3, 8, 5, 0, 2, 4)
 
@@ -51,9 +51,11 @@ def chunk_config(index: int) -> dict:
     }
 
 
-def seq_lens_for(window: int) -> tuple[int, ...]:
-    """The chunk edges, plus the window's edges (``T = W - 1 < W`` and ``T = W``)."""
-    return tuple(sorted({*CHUNK_EDGES, *(t for t in (window - 1, window) if t >= 1)}))
+def seq_lens_for(index: int, window: int) -> tuple[int, ...]:
+    """Two of the chunk edges (each edge in four configurations), and the window's edges (``T = W - 1 < W``
+    and ``T = W``)."""
+    edges = (CHUNK_EDGES[index % 4], CHUNK_EDGES[(index + 1) % 4])
+    return tuple(sorted({*edges, *(t for t in (window - 1, window) if t >= 1)}))
 
 
 @pytest.mark.parametrize("index", range(len(HEADS)))
@@ -70,7 +72,7 @@ def test_chunked_prefill_sweep(implementation: str, dtype: type, index: int) -> 
              "state_window": window}
     run = {"implementation": implementation, "path": config["path"]}
     rng = np.random.default_rng(100 + index + 50 * int(dtype == np.float16))
-    for seq_len in seq_lens_for(window):
+    for seq_len in seq_lens_for(index, window):
         inputs = make_inputs(rng, dtype=dtype, batch=config["batch"], seq_len=seq_len, heads=config["heads"],
                              d_k=config["d_k"], d_v=config["d_v"], window=window, past=config["past"],
                              decay_per_row=config["decay_per_row"], beta_shared=config["beta_shared"])
