@@ -18,7 +18,9 @@ from fuzz.bench.memory import expected_bytes
 from fuzz.bench.protocol import Protocol, chunked, run_protocol
 from fuzz.bench.rollback import Acceptance, break_even, expected_saving, represented_rejections
 from fuzz.bench.rounds import Schedule, run_rounds, settle
+from fuzz.bench.runner import bench_kernel
 from fuzz.bench.workload import QUICK_SHAPE, REFERENCE_SHAPE, Shape, attributes, host_inputs
+from kernels.device import DeviceUnavailable
 from oracles import validate
 
 RERUN = {1: 10.0, 2: 20.0, 3: 30.0}
@@ -196,6 +198,21 @@ def test_subcommand_and_quick_defaults() -> None:
     assert options.acceptance.label == "geometric:0.7" and options.protocol.iterations < 200
     assert options.paths == ("auto", "scalar") and options.template == Path("old.wgsl")
     assert options.schedule.rounds == 5 and options.schedule.per_round < 60
+
+
+def test_token_and_chunked_paths_are_the_kernels_two_prefills() -> None:
+    """``--paths token,chunked``: the auto path with the token loop or the chunked prefill at every T."""
+    parser = argparse.ArgumentParser()
+    add_subcommand(parser.add_subparsers(dest="command"))
+    options = options_from_args(parser.parse_args(["bench", "--quick", "--out", "x", "--paths", "token,chunked"]))
+    assert options.paths == ("token", "chunked")
+    try:
+        kernels = {path: bench_kernel(options, path) for path in options.paths}
+    except DeviceUnavailable as err:
+        pytest.skip(f"no wgpu adapter: {err}")
+    assert {(k.path, k.prefill) for k in kernels.values()} == {("auto", "token"), ("auto", "chunked")}
+    with pytest.raises(SystemExit):
+        parser.parse_args(["bench", "--out", "x", "--paths", "prefill"])
 
 
 def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
