@@ -1,8 +1,8 @@
 // LinearAttention (com.microsoft) with state_window checkpoints: one call, chunked prefill.
 //
 // The same contract, geometry, uniform and bindings as the token loop (kernels/linear_attention.wgsl;
-// both render kernels/prelude.wgsl at its placeholder): one workgroup per (tile of d_v, kv head,
-// batch), invocation (g, c) owning rows g*RPT .. g*RPT+RPT-1 of LANES adjacent columns of the state in
+// both render kernels/prelude.wgsl and kernels/tile.wgsl at their placeholders): one workgroup per
+// (tile of d_v, kv head, batch), invocation (g, c) owning rows g*RPT .. g*RPT+RPT-1 of LANES adjacent columns of the state in
 // private memory, reductions over d_k by `column_total` in one fixed tree order. What differs is how
 // the tokens are taken: in chunks of CHUNK, and within a chunk the reductions over d_k of all tokens
 // are independent of each other instead of one after the other.
@@ -126,30 +126,10 @@ fn pair_matrix(base: u32, from_query: bool, head: u32, kh: u32, h: u32, first: u
 @compute @workgroup_size(ROWG, COLS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) lindex: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    let DK = params.d_k;
-    // columns of d_v in units of LANES
-    let DV = params.d_v / LANES;
-    let HQ = params.q_heads;
-    let HKV = params.kv_heads;
-    let W = params.window;
-    let seq_len = params.seq_len;
-    let col = wg.x * COLS + lid.y;
-    let live = col < DV;
-    let vcol = min(col, DV - 1u);
-    let row0 = lid.x * RPT;
-    let h = wg.y;
-    let b = wg.z;
-    let slot_elems = params.batch * HKV * DK * DV;
-    let head_base = (b * HKV + h) * DK * DV + col;
-    let kh = h / (HKV / params.key_heads);
-    let standard = HQ >= HKV;
-    let group = select(1u, HQ / HKV, standard);
-    let kv_per_q = max(HKV / HQ, 1u);
-    let out_heads = max(HQ, HKV);
+{{TILE}}
     let delta = params.beta_mode != BETA_NONE;
     // slot j holds the state after T - W + j + 1 tokens (W = 0: the final state as "slot 0 of 1")
     let slots = max(W, 1u);
-    var bank = 0u;
 
     clear_leading_slots(wg, groups, lindex);
     var s = read_seed(head_base, row0, live);

@@ -38,31 +38,7 @@
 @compute @workgroup_size(ROWG, COLS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) lindex: u32, @builtin(num_workgroups) groups: vec3<u32>) {
-    let DK = params.d_k;
-    // columns of d_v in units of LANES
-    let DV = params.d_v / LANES;
-    let HQ = params.q_heads;
-    let HKV = params.kv_heads;
-    let W = params.window;
-    let seq_len = params.seq_len;
-    let col = wg.x * COLS + lid.y;
-    let live = col < DV;
-    let vcol = min(col, DV - 1u);
-    let row0 = lid.x * RPT;
-    let h = wg.y;
-    let b = wg.z;
-    let slot_elems = params.batch * HKV * DK * DV;
-    // element (i, col) of this head's state in one slot: head_base + i * DV
-    let head_base = (b * HKV + h) * DK * DV + col;
-    // kv head h reads key head h / (HKV / NK)
-    let kh = h / (HKV / params.key_heads);
-    // standard GQA: kv head h serves query heads h*G .. h*G+G-1, each its own output head;
-    // inverse GQA: kv head h is read by query head h / (HKV / HQ) and writes output head h
-    let standard = HQ >= HKV;
-    let group = select(1u, HQ / HKV, standard);
-    let kv_per_q = max(HKV / HQ, 1u);
-    let out_heads = max(HQ, HKV);
-    var bank = 0u;
+{{TILE}}
 
     clear_leading_slots(wg, groups, lindex);
 

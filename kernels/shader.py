@@ -62,8 +62,9 @@ chunk's worth, where its independent reductions replace the token loop's serial 
 TEMPLATES = {False: "linear_attention.wgsl", True: "chunked.wgsl"}
 """``KernelSpec.chunked`` -> the template it compiles: the token loop, or the chunked prefill."""
 
-PRELUDE = "prelude.wgsl"
-"""The declarations both templates share (types, geometry, uniform, bindings, ``column_total``)."""
+INCLUDES = {"PRELUDE": "prelude.wgsl", "TILE": "tile.wgsl"}
+"""Placeholder -> the file both templates share there: the declarations (types, geometry, uniform, bindings,
+``column_total``), and the first statements of ``main`` (what an invocation covers)."""
 
 _SECTION = re.compile(r"// \[\[(\w+)\]\]\n(.*?)// \[\[/\1\]\]\n", re.DOTALL)
 
@@ -185,10 +186,14 @@ class CallParams:
 
 @cache
 def template_source(name: str) -> str:
-    """The text of template ``name`` (a key of ``TEMPLATES``' values) with the shared prelude in place of
-    ``{{PRELUDE}}``: what ``render`` specialises, and what a variant of the kernel (a patched copy) starts from."""
+    """The text of template ``name`` (one of ``TEMPLATES``' values) with the shared files of ``INCLUDES`` in
+    place of their placeholders: what ``render`` specialises, and what a variant of the kernel (a patched
+    copy) starts from."""
     files = resources.files("kernels")
-    return files.joinpath(name).read_text().replace("{{PRELUDE}}", files.joinpath(PRELUDE).read_text())
+    source = files.joinpath(name).read_text()
+    for placeholder, include in INCLUDES.items():
+        source = source.replace("{{" + placeholder + "}}", files.joinpath(include).read_text())
+    return source
 
 
 def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str = "") -> str:
