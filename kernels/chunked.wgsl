@@ -77,6 +77,20 @@ fn pair_row(from_query: bool, bt: u32, head: u32, i: u32) -> f32 {
     return key_row(bt, head, i);
 }
 
+// This invocation's partial of sum_i P_t[i] x_t[i] S0[i,:] for token bt, x its key (key head `head`) or,
+// `from_query`, its query (query head `head`): P_t is `p` times the token's decay, left in `p`.
+fn seed_partial(s: array<VEC, RPT>, p: ptr<function, array<f32, RPT>>, from_query: bool, bt: u32, head: u32,
+                h: u32, row0: u32) -> VEC {
+    let a = gates(bt, h, row0);
+    var part = VEC();
+    for (var k = 0u; k < RPT; k++) {
+        (*p)[k] = (*p)[k] * a[k];
+        let i = row0 + k;
+        if (i < params.d_k) { part = part + s[k] * ((*p)[k] * pair_row(from_query, bt, head, i)); }
+    }
+    return part;
+}
+
 // One pair matrix of the chunk of n tokens starting at token c0 into pairs[base ..]: entry (t, j) =
 // sum_i x_t[i] k_j[i] E[t][j][i], x the key (A, j < t) or, `from_query`, query head `head` (B, j <= t);
 // entries outside that triangle (t, j < n) are zero. Returns the next reduction bank.
@@ -149,13 +163,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         for (var t = 0u; t < n; t++) {
             u[t] = VEC(value[((first + t) * HKV + h) * DV + vcol]);
             if (delta) {
-                let a = gates(first + t, h, row0);
-                var rp = VEC();
-                for (var k = 0u; k < RPT; k++) {
-                    p[k] = p[k] * a[k];
-                    let i = row0 + k;
-                    if (i < DK) { rp = rp + s[k] * (p[k] * key_row(first + t, kh, i)); }
-                }
+                let rp = seed_partial(s, &p, false, first + t, kh, h, row0);
                 u[t] = u[t] - column_total(rp, bank, lid.y, lid.x);
                 bank ^= 1u;
             }
@@ -181,13 +189,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             workgroupBarrier();
             for (var k = 0u; k < RPT; k++) { p[k] = 1.0; }
             for (var t = 0u; t < n; t++) {
-                let a = gates(first + t, h, row0);
-                var op = VEC();
-                for (var k = 0u; k < RPT; k++) {
-                    p[k] = p[k] * a[k];
-                    let i = row0 + k;
-                    if (i < DK) { op = op + s[k] * (p[k] * query_row(first + t, qh, i)); }
-                }
+                let op = seed_partial(s, &p, true, first + t, qh, h, row0);
                 var o = column_total(op, bank, lid.y, lid.x);
                 bank ^= 1u;
                 for (var j = 0u; j <= t; j++) { o = o + pairs[PAIRS_B + t * CHUNK + j] * u[j]; }
