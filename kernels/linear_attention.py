@@ -26,7 +26,7 @@ from oracles.rollback import slot_for_accepted
 from oracles.validation import Dims, validate
 
 from .device import DeviceTensor, GpuDevice, KernelUnsupported, get_device
-from .shader import BINDINGS, MAX_ROW_GROUPS, CallParams, KernelSpec, render
+from .shader import BINDINGS, MAX_ROW_GROUPS, TEMPLATES, CallParams, KernelSpec, render, template_source
 
 MAX_D_K = 256
 """Largest key head size (that of the ORT WebGPU EP); it bounds each invocation's private row block."""
@@ -44,6 +44,13 @@ and a warp more adjacent columns, more give more invocations (the default: ``_ro
 
 WIDE_ROW_GROUPS = 32
 """The row-group bound on devices whose subgroups hold that many row groups (a GPU's, not lavapipe's 8)."""
+
+PREFILLS = ("token", "chunked")
+"""How a kernel takes a call's tokens: ``token``, the token loop (``kernels/linear_attention.wgsl``, the
+default), or ``chunked``, the chunked prefill (``kernels/chunked.wgsl``). The chunked prefill agrees with
+the token loop but was slower on the H200 at every length measured (fp16, ``B=1, H=32, d_k=d_v=128``:
+215.5 against 81.4 us at ``T = 16``, 825.6 against 297.4 us at ``T = 64``), so no call takes it unless
+asked; campaigns fuzz both (``fuzz.campaign.swarm``)."""
 
 KERNEL_DTYPES = ("float32", "float16")
 """Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
@@ -171,21 +178,28 @@ class LinearAttentionKernel:
     """Compiled LinearAttention pipelines on one device, and the device-side operations around them."""
 
     def __init__(self, device: GpuDevice, max_pipelines: int = 1024, template: str | None = None,
-                 path: str = "auto", max_row_groups: int | None = None) -> None:
+                 path: str = "auto", max_row_groups: int | None = None, prefill: str = "token",
+                 chunk_template: str | None = None) -> None:
         # a campaign's units draw head sizes 1-256 in both dtypes: with 64 pipelines the cache thrashed
         # (the default campaign on lavapipe ran at 65.6 cases/s; 81.0 with 1024, same seed)
         if path not in KERNEL_PATHS:
             raise ValueError(f"kernel path {path!r}: expected one of {', '.join(KERNEL_PATHS)}")
         if max_row_groups not in (None, *ROW_GROUP_CHOICES):
             raise ValueError(f"max_row_groups {max_row_groups}: expected one of {ROW_GROUP_CHOICES} or None")
+        if prefill not in PREFILLS:
+            raise ValueError(f"prefill {prefill!r}: expected one of {', '.join(PREFILLS)}")
         self.device = device
         self.max_row_groups = max_row_groups or self._row_group_bound(device, path)
         """The most invocations sharing one column of the state (``KernelSpec.for_sizes``)."""
         self.path = path
         """One of ``KERNEL_PATHS``: which reduction and column width ``spec_for`` picks."""
         self.max_pipelines = max_pipelines
+        self.prefill = prefill
+        """One of ``PREFILLS``: which calls ``spec_for`` gives the chunked prefill."""
         self.template = template
-        """The WGSL template compiled (None: ``kernels/linear_attention.wgsl``)."""
+        """The token-loop template compiled (None: ``kernels/linear_attention.wgsl``)."""
+        self.chunk_template = chunk_template
+        """The chunked-prefill template compiled (None: ``kernels/chunked.wgsl``)."""
         self._pipelines: OrderedDict[KernelSpec, Any] = OrderedDict()
         self.compilations = 0
         """Pipelines compiled so far (a cache hit does not count)."""
@@ -205,8 +219,8 @@ class LinearAttentionKernel:
         return len(self._pipelines)
 
     def spec_for(self, dims: Dims) -> KernelSpec:
-        """The pipeline a validated call runs on: its geometry class, with this kernel's path applied."""
-        spec = KernelSpec.for_dims(dims, self.max_row_groups)
+        """The pipeline a validated call runs on: its geometry class, with this kernel's path and prefill applied."""
+        spec = replace(KernelSpec.for_dims(dims, self.max_row_groups), chunked=self.prefill == "chunked")
         if self.path == "scalar":
             return replace(spec, lanes=1)
         if self.path == "workgroup":
@@ -227,7 +241,10 @@ class LinearAttentionKernel:
             self._pipelines.move_to_end(spec)
             return cached
         gpu = self.device.device
-        code = render(spec, self.template, self.device.subgroup_enable)
+        # a variant of the token loop reaches the chunked prefill through the blocks they share
+        template = (self.chunk_template or template_source(TEMPLATES[True], self.template)) if spec.chunked \
+            else self.template
+        code = render(spec, template, self.device.subgroup_enable)
         module = gpu.create_shader_module(label=f"linear_attention {spec}", code=code)
         pipeline = gpu.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
         self.compilations += 1
@@ -411,17 +428,19 @@ class LinearAttentionKernel:
         return saved
 
 
-_KERNELS: dict[tuple[str, str | int | None, str | None, str], LinearAttentionKernel] = {}
+_KERNELS: dict[tuple, LinearAttentionKernel] = {}
 
 
 def get_kernel(implementation: str = "wgpu", adapter: str | int | None = None, template: str | None = None,
-               path: str = "auto", max_row_groups: int | None = None) -> LinearAttentionKernel:
-    """The process-wide kernel (and device) of an implementation, adapter choice, WGSL template, path
-    and geometry bound."""
-    key = (implementation, adapter, template, path, max_row_groups)
+               path: str = "auto", max_row_groups: int | None = None, prefill: str = "token",
+               chunk_template: str | None = None) -> LinearAttentionKernel:
+    """The process-wide kernel (and device) of an implementation, adapter choice, WGSL templates, path,
+    geometry bound and prefill."""
+    key = (implementation, adapter, template, path, max_row_groups, prefill, chunk_template)
     if key not in _KERNELS:
         _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter), template=template, path=path,
-                                              max_row_groups=max_row_groups)
+                                              max_row_groups=max_row_groups, prefill=prefill,
+                                              chunk_template=chunk_template)
     return _KERNELS[key]
 
 
@@ -503,18 +522,22 @@ def linear_attention(
     template: str | None = None,
     path: str = "auto",
     max_row_groups: int | None = None,
+    prefill: str = "token",
+    chunk_template: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ONNX ``com.microsoft::LinearAttention`` operator on WebGPU, NumPy in and out.
 
     Same inputs and attributes as ``oracles.linear_attention``; returns ``(output,
     present_state)`` in the inputs' dtype. ``chunk_size`` is the schema's tuning hint: it cannot
-    change results, and this kernel (token by token) has no use for it. ``aliased`` binds past and present state to one
+    change results, and this kernel ignores it (its chunk is ``CHUNK_SIZE``; ``prefill``, one of
+    ``PREFILLS``, says which calls are chunked). ``aliased`` binds past and present state to one
     read-write buffer (ignored without ``past_state``). ``implementation`` is ``"wgpu"``
     (wgpu-native) or ``"dawn"`` (wgpudawn); ``adapter`` picks an adapter by name or number
     (``kernels.device.select_adapter``; default: the best); ``template`` is another WGSL template
-    to compile (default: the kernel's own); ``path`` one of ``KERNEL_PATHS`` (default: the fastest the
-    device allows); ``max_row_groups`` one of ``ROW_GROUP_CHOICES`` (the geometry's bound; default: the
-    device's best). Raises
+    to compile for the token loop (default: the kernel's own), ``chunk_template`` for the chunked prefill;
+    ``path`` one of ``KERNEL_PATHS`` (default: the fastest the device allows); ``max_row_groups`` one of
+    ``ROW_GROUP_CHOICES`` (the geometry's bound; default: the device's best); ``prefill`` one of
+    ``PREFILLS``. Raises
     ``ValidationError`` for invalid input, ``KernelUnsupported`` for a valid call
     the device cannot run, ``DeviceUnavailable`` when there is no such implementation/adapter.
     """
@@ -522,7 +545,7 @@ def linear_attention(
     arrays = {"query": query, "key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
     dims = validate(**arrays, q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
                     scale=scale, state_window=state_window)
-    kernel = get_kernel(implementation, adapter, template, path, max_row_groups)
+    kernel = get_kernel(implementation, adapter, template, path, max_row_groups, prefill, chunk_template)
     check_supported(kernel.device, dims)
     workspace = workspaces(kernel).get(dims, aliased and dims.has_past, arrays)
     device = kernel.device

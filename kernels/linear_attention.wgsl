@@ -30,6 +30,10 @@
 // the state, and what they stage is never stored: they exist only to keep every barrier and shuffle
 // in uniform control flow.
 //
+// The blocks marked <<prelude>> (declarations) and <<tile>> (the first statements of main: what an
+// invocation covers, the leading zero slots, the seed) are shared with the chunked prefill
+// (kernels/chunked.wgsl), which kernels/shader.py renders with them at its PRELUDE and TILE placeholders.
+//
 // Checkpoint stores are [[direct]] (each invocation stores its own rows) or, where a column has more
 // row groups than MAX_ROW_GROUPS of kernels/shader.py (a warp's lanes would each store a different row),
 // [[staged]] through workgroup memory so that consecutive invocations store consecutive columns.
@@ -41,6 +45,7 @@
 // state is ever read. That is what makes the aliased binding (past and present are one read_write
 // buffer) safe: with staged stores, a storage barrier completes the workgroup's reads before its
 // first checkpoint store, which may write another invocation's elements.
+// <<prelude>>
 {{ENABLE}}
 alias STORE = {{STORE}};
 // LANES adjacent columns: VEC is their f32 math type, SVEC their stored type (scalars, or 4-vectors)
@@ -123,6 +128,7 @@ fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
     return v;
 }
 // [[/subgroup]]
+// <</prelude>>
 
 // [[staged]]
 // Rows of every row group staged at once for a checkpoint store (RPT is a multiple of 4, the
@@ -134,6 +140,7 @@ var<workgroup> stage: array<SVEC, ROWG * STAGE_ROWS * COLS>;
 @compute @workgroup_size(ROWG, COLS)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) lindex: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    // <<tile>>
     let DK = params.d_k;
     // columns of d_v in units of LANES
     let DV = params.d_v / LANES;
@@ -162,7 +169,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 
     // The leading W - T slots represent no token of this call: exact zeros. They are one contiguous
     // range that holds no seed (the seed is slot W-1), so every invocation of the dispatch clears
-    // consecutive elements of it, coalesced, first thing: the stores overlap the token loop.
+    // consecutive elements of it, coalesced, first thing: the stores overlap the work on the tokens.
     if (W > seq_len) {
         let zeros = (W - seq_len) * slot_elems;
         let stride = groups.x * groups.y * groups.z * ROWG * COLS;
@@ -180,6 +187,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = VEC(past_state[seed + i * DV]); } }
         }
     }
+    // <</tile>>
     // [[staged]]
     // Staged checkpoint stores write elements other invocations of the workgroup read as the aliased
     // seed: every read of it is complete before any store

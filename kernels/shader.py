@@ -50,6 +50,21 @@ VECTOR_LANES = 4
 REDUCTIONS = ("workgroup", "subgroup")
 """How a column's partial sums over d_k meet: workgroup memory and a barrier, or subgroup shuffles."""
 
+CHUNK_SIZE = 16
+"""Tokens per chunk of the chunked prefill (``kernels/chunked.wgsl``): its two pair matrices take
+``2 * CHUNK_SIZE**2`` floats (2 KiB) of workgroup memory, its pseudo-values ``CHUNK_SIZE`` registers of
+each invocation's columns."""
+
+TEMPLATES = {False: "linear_attention.wgsl", True: "chunked.wgsl"}
+"""``KernelSpec.chunked`` -> the template it compiles: the token loop, or the chunked prefill."""
+
+SHARED_BLOCKS = ("PRELUDE", "TILE")
+"""Blocks of the token loop's template (``// <<prelude>>`` ... ``// <</prelude>>``, and ``tile``) that the
+chunked prefill's template renders at its ``{{PRELUDE}}`` and ``{{TILE}}``: the declarations (types,
+geometry, uniform, bindings, ``column_total``) and the first statements of ``main`` (what an invocation
+covers, the leading zero slots, the seed). A variant of the token loop changes both prefills there."""
+
+_BLOCK = re.compile(r"// <<(\w+)>>\n(.*?)// <</\1>>\n", re.DOTALL)
 _SECTION = re.compile(r"// \[\[(\w+)\]\]\n(.*?)// \[\[/\1\]\]\n", re.DOTALL)
 
 
@@ -73,6 +88,8 @@ class KernelSpec:
     """Adjacent columns of d_v each invocation owns (``VECTOR_LANES`` or 1); divides d_v."""
     reduction: str = "workgroup"
     """One of ``REDUCTIONS``; ``"subgroup"`` needs a subgroup size of at least ``row_groups``."""
+    chunked: bool = False
+    """The chunked prefill (``kernels/chunked.wgsl``) instead of the token loop; same geometry."""
 
     @classmethod
     def for_dims(cls, dims: Dims, max_row_groups: int = MAX_ROW_GROUPS) -> KernelSpec:
@@ -96,6 +113,13 @@ class KernelSpec:
         row groups, a warp's direct stores would each hit another row (on the H200, fp16 ``T=8 W=8``:
         38.6 us staged, 41.8 us direct at 32 row groups; 55.1 against 49.6 us at 16)."""
         return self.row_groups > MAX_ROW_GROUPS
+
+    @property
+    def sections(self) -> frozenset[str]:
+        """The template sections (``// [[name]]``) this pipeline keeps: its reduction, its column width and
+        how it stores checkpoints (``staged`` or ``direct``)."""
+        return frozenset((self.reduction, "vector" if self.lanes > 1 else "scalar",
+                          "staged" if self.staged_stores else "direct"))
 
     @property
     def invocations(self) -> int:
@@ -170,18 +194,32 @@ class CallParams:
 
 
 @cache
-def _template() -> str:
-    return resources.files("kernels").joinpath("linear_attention.wgsl").read_text()
+def template_source(name: str, token_template: str | None = None) -> str:
+    """The text of template ``name`` (one of ``TEMPLATES``' values): the token loop's as it is, the chunked
+    prefill's with the ``SHARED_BLOCKS`` of ``token_template`` (default: the token loop's own) in place of
+    their placeholders. What ``render`` specialises, and what a variant of the kernel (a patched copy)
+    starts from."""
+    files = resources.files("kernels")
+    source = files.joinpath(name).read_text()
+    if name == TEMPLATES[False]:
+        return source
+    token = token_template or template_source(TEMPLATES[False])
+    blocks = {m.group(1).upper(): m.group(2) for m in _BLOCK.finditer(token)}
+    for placeholder in SHARED_BLOCKS:
+        if placeholder not in blocks:
+            raise ValueError(f"the token-loop template has no <<{placeholder.lower()}>> block for the chunked prefill")
+        source = source.replace("{{" + placeholder + "}}", blocks[placeholder])
+    return source
 
 
 def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str = "") -> str:
-    """The WGSL source of one pipeline, from ``template`` (default: ``linear_attention.wgsl``; another
-    is a variant of the kernel under test, e.g. an engineer's change or a deliberately broken copy).
+    """The WGSL source of one pipeline, from ``template`` (default: ``template_source`` of the spec's
+    template, ``TEMPLATES[spec.chunked]``; another is a variant of the kernel under test, e.g. an engineer's
+    change or a deliberately broken copy).
 
-    Of the template's sections marked ``// [[name]]`` ... ``// [[/name]]`` only those named by
-    ``spec.reduction`` and by ``spec.staged_stores`` (``staged`` or ``direct``) are kept;
-    ``subgroup_enable`` is the directive the subgroup reduction needs on the implementation compiling it
-    (``GpuDevice.subgroup_enable``).
+    Of the template's sections marked ``// [[name]]`` ... ``// [[/name]]`` only those of ``spec.sections``
+    are kept; ``subgroup_enable`` is the directive the subgroup reduction needs on the implementation
+    compiling it (``GpuDevice.subgroup_enable``).
     """
     store = "f16" if spec.dtype == "float16" else "f32"
     enables = ["enable f16;" if store == "f16" else "", subgroup_enable if spec.reduction == "subgroup" else ""]
@@ -195,10 +233,10 @@ def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str =
         "COLS": str(spec.columns // spec.lanes),
         "ROWG": str(spec.row_groups),
         "RPT": str(spec.rows_per_thread),
+        "CHUNK": str(CHUNK_SIZE),
     }
-    source = template if template is not None else _template()
-    keep = {spec.reduction, "staged" if spec.staged_stores else "direct"}
-    source = _SECTION.sub(lambda m: m.group(2) if m.group(1) in keep else "", source)
+    source = template if template is not None else template_source(TEMPLATES[spec.chunked])
+    source = _SECTION.sub(lambda m: m.group(2) if m.group(1) in spec.sections else "", source)
     for name, text in replacements.items():
         source = source.replace("{{" + name + "}}", text)
     return source

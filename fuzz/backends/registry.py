@@ -16,6 +16,7 @@ REGISTRY: dict[str, str] = {
     "ort-webgpu": "fuzz.backends.ort_webgpu:OrtWebGpuBackend",
     "ort-cuda": "fuzz.backends.ort_cuda:OrtCudaBackend",
     "wgpu": "fuzz.backends.wgpu_kernel:WgpuNativeBackend", "wgpu-dawn": "fuzz.backends.wgpu_kernel:WgpuDawnBackend",
+    "wgpu-chunked": "fuzz.backends.wgpu_kernel:WgpuChunkedBackend",
 }
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""
 

@@ -109,7 +109,11 @@ class _WgslKernelBackend(Backend):
 
     implementation: str
     template: str | None = None
-    """Another WGSL template to compile instead of the kernel's own (a variant under test)."""
+    """Another token-loop template to compile instead of the kernel's own (a variant under test)."""
+    chunk_template: str | None = None
+    """Another chunked-prefill template to compile instead of the kernel's own (a variant under test)."""
+    prefill: str = "token"
+    """How the kernel takes a call's tokens (``kernels.linear_attention.PREFILLS``)."""
     software_path: str = "auto"
     """The kernel path (``kernels.linear_attention.KERNEL_PATHS``) on a software adapter; ``auto`` on a GPU."""
 
@@ -120,7 +124,8 @@ class _WgslKernelBackend(Backend):
             self.adapters, chosen = chosen_adapter(self.implementation, self.name)
             self.adapter = adapter if adapter is not None else chosen
             self.path = self.software_path if get_device(self.implementation, self.adapter).software else "auto"
-            self.kernel: LinearAttentionKernel = get_kernel(self.implementation, self.adapter, self.template, self.path)
+            self.kernel: LinearAttentionKernel = get_kernel(self.implementation, self.adapter, self.template, self.path,
+                                                            prefill=self.prefill, chunk_template=self.chunk_template)
         except DeviceUnavailable as err:
             raise Unavailable(f"{self.name}: {err}") from err
 
@@ -130,6 +135,8 @@ class _WgslKernelBackend(Backend):
         notes = () if "shader-f16" in device.features else ("adapter lacks shader-f16: float16 is unsupported",)
         if self.path != "auto":
             notes += (f"kernel path {self.path} (a software adapter: see software_path)",)
+        if self.prefill != "token":
+            notes += (f"{self.prefill} prefill (kernels/chunked.wgsl) for every call",)
         return Capabilities(
             dtypes=dtypes,
             window="native",
@@ -145,7 +152,7 @@ class _WgslKernelBackend(Backend):
         with self._outcomes():
             return linear_attention(
                 **case.kwargs(), aliased=case.aliased, implementation=self.implementation, adapter=self.adapter,
-                template=self.template, path=self.path,
+                template=self.template, path=self.path, prefill=self.prefill, chunk_template=self.chunk_template,
             )
 
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
@@ -183,3 +190,11 @@ class WgpuDawnBackend(_WgslKernelBackend):
 
     name = "wgpu-dawn"
     implementation = "dawn"
+
+
+class WgpuChunkedBackend(WgpuNativeBackend):
+    """The WGSL kernel's chunked prefill (``kernels/chunked.wgsl``) on wgpu-native, for every call: the
+    second formulation of the contract, fuzzed beside the token loop (no call takes it by default)."""
+
+    name = "wgpu-chunked"
+    prefill = "chunked"

@@ -21,7 +21,7 @@ from .protocol import FULL, QUICK
 from .report import markdown, write_outputs
 from .rollback import Acceptance
 from .rounds import FULL_SCHEDULE, QUICK_SCHEDULE
-from .runner import Options, kernel_variant, run_benchmark
+from .runner import CHUNKED, Options, kernel_variant, run_benchmark
 from .workload import QUICK_SHAPE, REFERENCE_SHAPE, Shape
 
 EXIT_GATE_FAILED = 1
@@ -80,8 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq-lens", type=_ints, default=(1, 4, 8), help="draft lengths T (default 1,4,8)")
     parser.add_argument("--paths", type=_paths, default=("auto",),
                         help="kernel variants measured side by side in the same rounds (default auto; "
-                             f"any of {', '.join(KERNEL_PATHS)}, each optionally @N to bound the row groups "
-                             "per column, e.g. auto,scalar,auto@4)")
+                             f"any of {', '.join((*KERNEL_PATHS, CHUNKED))}, each optionally @N to bound the row "
+                             "groups per column, e.g. auto,scalar,auto@16 or auto,chunked)")
     parser.add_argument("--template", type=Path, help="another WGSL template (e.g. the kernel before a change, from "
                         "git show REV:kernels/linear_attention.wgsl), measured beside the paths as path 'template'")
     parser.add_argument("--template-path", type=lambda t: _paths(t)[0], default="auto",

@@ -83,14 +83,20 @@ class Options:
             kernel_variant(label)
 
 
-def kernel_variant(label: str) -> tuple[str, int | None]:
-    """``PATH`` or ``PATH@N`` -> (kernel path, bound on row groups or None for the kernel's default);
+def kernel_variant(label: str) -> tuple[str, int | None, str]:
+    """``PATH`` or ``PATH@N`` -> (kernel path, bound on row groups or None for the kernel's default, prefill).
+    ``PATH`` is one of ``KERNEL_PATHS`` (the token loop) or ``chunked`` (the ``auto`` path's chunked prefill);
     ``ValueError`` for anything else."""
     path, at, groups = label.partition("@")
-    if path not in KERNEL_PATHS or (at and groups not in map(str, ROW_GROUP_CHOICES)):
+    if path not in (*KERNEL_PATHS, CHUNKED) or (at and groups not in map(str, ROW_GROUP_CHOICES)):
         raise ValueError(f"kernel variant {label!r}: expected PATH or PATH@N with PATH one of "
-                         f"{', '.join(KERNEL_PATHS)} and N one of {', '.join(map(str, ROW_GROUP_CHOICES))}")
-    return path, int(groups) if groups else None
+                         f"{', '.join((*KERNEL_PATHS, CHUNKED))} and N one of {', '.join(map(str, ROW_GROUP_CHOICES))}")
+    prefill = CHUNKED if path == CHUNKED else "token"
+    return ("auto" if path == CHUNKED else path), int(groups) if groups else None, prefill
+
+
+CHUNKED = "chunked"
+"""The variant name of the chunked prefill (``kernels.linear_attention.PREFILLS``)."""
 
 
 TEMPLATE_PATH = "template"
@@ -118,8 +124,8 @@ class _Group:
         self.select: dict[Config, dict[int, SelectSeries]] = {}
 
     def _kernel(self, template: str | None, label: str) -> LinearAttentionKernel:
-        path, groups = kernel_variant(label)
-        return get_kernel(self.options.implementation, self.options.adapter, template, path, groups)
+        path, groups, prefill = kernel_variant(label)
+        return get_kernel(self.options.implementation, self.options.adapter, template, path, groups, prefill)
 
     def bind(self) -> None:
         """Bind every configuration (memory-tracked) and the prefix reruns its p* needs."""

@@ -4,7 +4,8 @@
 ``event()``s); ``UNIVERSE`` lists every bucket a campaign can reach, so a summary shows each one with
 its count, zeros included, and names the buckets never reached. The head-size buckets are the WGSL
 kernel's own geometry classes (``kernels.shader.KernelSpec``: rows per invocation and row groups for
-``d_k``, column tiles for ``d_v``), derived from the kernel rather than restated.
+``d_k``, column tiles for ``d_v``), and ``T`` is also counted in the chunked prefill's chunks
+(``kernels.shader.CHUNK_SIZE``), derived from the kernel rather than restated.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from functools import cache
 from fuzz.engine.bad_inputs import RULES
 from fuzz.engine.case import POISON_KINDS, Case
 from fuzz.engine.strategies import BETAS, DECAYS, KEY_NORMS, MAGNITUDES
-from kernels.shader import KernelSpec
+from kernels.shader import CHUNK_SIZE, KernelSpec
 from oracles.validation import DELTA_RULES, MAX_STATE_WINDOW, UPDATE_RULES, Dims, ValidationError
 
 MAX_HEAD_DIM = 256
@@ -94,6 +95,14 @@ def _scale(case: Case) -> str:
     return "0.0 (default)" if case.attrs["scale"] == 0 else "explicit"
 
 
+def _chunks(d: Dims) -> str:
+    if d.seq_len < CHUNK_SIZE:
+        return "part of one"
+    if d.seq_len == CHUNK_SIZE:
+        return "one whole"
+    return "whole chunks" if d.seq_len % CHUNK_SIZE == 0 else "a part after whole ones"
+
+
 def _t_vs_w(d: Dims) -> str:
     if d.state_window == 0:
         return "W = 0"
@@ -109,6 +118,7 @@ AXES: dict[str, tuple[str, ...]] = {
     "H_kv": tuple(_range(lo, KV_HEADS) for lo, _ in KV_HEADS),
     "n_k": ("n_k = 1", "1 < n_k < H_kv", "n_k = H_kv"),
     "T": tuple(_range(lo, SEQ_LENS) for lo, _ in SEQ_LENS),
+    "chunks": ("part of one", "one whole", "a part after whole ones", "whole chunks"),
     "B": ("1", "2", "3", "4"),
     "W": tuple(str(w) for w in range(MAX_STATE_WINDOW + 1)),
     "T vs W": ("W = 0", "T < W", "T = W", "T > W"),
@@ -156,7 +166,8 @@ def buckets(case: Case) -> list[str]:
     found = {
         "rule": d.update_rule, "dtype": str(d.dtype), "d_k class": _d_k_bucket(d.d_k),
         "d_v tiles": _tiles_bucket(d.d_k, d.d_v), "heads": heads, "H_kv": _range(d.kv_heads, KV_HEADS),
-        "n_k": _key_heads(d), "T": _range(d.seq_len, SEQ_LENS), "B": str(d.batch), "W": str(d.state_window),
+        "n_k": _key_heads(d), "T": _range(d.seq_len, SEQ_LENS), "chunks": _chunks(d), "B": str(d.batch),
+        "W": str(d.state_window),
         "T vs W": _t_vs_w(d), "decay": _layout(d.decay_per_row, ("per head", "per key row")),
         "beta": _layout(d.beta_shared, ("per head", "shared")), "state": _state(case), "scale": _scale(case),
         "n_k x heads": f"{_key_heads(d)}, {heads.split()[0]}", "dtype x d_k class": f"{d.dtype}, {_d_k_bucket(d.d_k)}",

@@ -16,7 +16,8 @@ draws the features masking a bug explores the rest of the space more deeply. Her
   4, 8, 16, 32; column tiles at powers of two up to 64);
 - one head layout: MHA, GQA with ratios up to 8 in either direction, ``n_k`` any divisor of ``H_kv``
   (shared key heads strictly between 1 and ``H_kv`` drawn often where they exist);
-- a range of ``T`` (1-8 most often, long calls sometimes), a batch cap, and which features are on:
+- a range of ``T`` (1-8 most often, long calls sometimes, around the chunked prefill's threshold in one
+  small unit of six), a batch cap, and which features are on:
   a subset of the update rules, of the decay and beta layouts, of the dtypes, explicit scales, and
   whether the slowest backend takes part (``SLOW_BACKENDS``), which of the two runtimes of the
   WGSL kernel run it (``KERNEL_RUNTIMES``: one of them, or both), and whether the unit climbs the
@@ -33,6 +34,7 @@ import random
 from dataclasses import dataclass
 
 from fuzz.engine.strategies import Limits
+from kernels.shader import CHUNK_SIZE
 from oracles.validation import UPDATE_RULES
 
 
@@ -53,13 +55,17 @@ class Tier:
     a backend call costs grows with both. A single head of the largest size is always allowed."""
 
 
+PREFILL_SEQ_LENS = (CHUNK_SIZE - 1, 2 * CHUNK_SIZE + 3)
+"""A ``T`` range over one to two chunks of the chunked prefill (``kernels.shader.CHUNK_SIZE``), edges on
+both sides: small units draw it, so that campaigns reach whole and partial chunks often."""
+
 GEOMETRY_EDGES = (4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128, 129, 192, 193, 256)
 """Head sizes on both sides of a change of the kernel's geometry class (row groups, rows per
 invocation, column tiles)."""
 
 TIERS = (
     Tier("small", 0.6, head_sizes=(1, 2, 3, 4, 5, 6, 7, 8, 8, 9, 11, 12, 16, 16, 17, 24, 31, 32, 32, 33),
-         max_heads=8, seq_lens=((1, 8), (1, 8), (1, 8), (1, 9), (1, 16), (9, 24)), max_batch=4,
+         max_heads=8, seq_lens=((1, 8), (1, 8), (1, 8), (1, 9), (1, 16), PREFILL_SEQ_LENS), max_batch=4,
          max_cost=1 << 14),
     Tier("medium", 0.3, head_sizes=(16, 17, 32, 33, 48, 63, 64, 64, 65, 80, 96, 127, 128, 128, 129),
          max_heads=32, seq_lens=((1, 8), (1, 8), (1, 16), (9, 24), (17, 32)), max_batch=4,
@@ -83,6 +89,12 @@ shows on either, a compiler difference only where both run: a unit takes both wi
 ``BOTH_RUNTIMES``, else one of them (together they were 41% of a default campaign's worker time)."""
 
 BOTH_RUNTIMES = 0.4
+
+CHUNKED_RUNTIME = "wgpu-chunked"
+"""The kernel's chunked prefill (on wgpu-native): ``CHUNKED_UNITS`` of the units run it in place of the
+token loop on wgpu-native, so its calls cost a campaign no more cases than the loop's would."""
+
+CHUNKED_UNITS = 0.25
 
 TARGETING = 0.25
 """The share of units that climb the error/tolerance ratio (Hypothesis's target phase): the hunt for
@@ -163,9 +175,13 @@ def _subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
 
 
 def sitting_out(plan: UnitPlan, names: tuple[str, ...]) -> frozenset[str]:
-    """The backends among ``names`` that ``plan`` leaves out: a kernel runtime only where the other one runs."""
-    return frozenset(b for b in plan.sit_out
-                     if b not in KERNEL_RUNTIMES or all(r in names for r in KERNEL_RUNTIMES))
+    """The backends among ``names`` that ``plan`` leaves out, never every kernel runtime of the campaign
+    (the first of them in ``KERNEL_RUNTIMES`` order then runs)."""
+    out = set(plan.sit_out) & set(names)
+    runtimes = [r for r in (*KERNEL_RUNTIMES, CHUNKED_RUNTIME) if r in names]
+    if runtimes and set(runtimes) <= out:
+        out.discard(runtimes[0])
+    return frozenset(out)
 
 
 def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan:
@@ -197,5 +213,6 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     targeting = rng.random() < TARGETING
     if rng.random() >= BOTH_RUNTIMES:
         sit_out |= {rng.choice(KERNEL_RUNTIMES)}
+    sit_out |= {KERNEL_RUNTIMES[0] if rng.random() < CHUNKED_UNITS else CHUNKED_RUNTIME}
     return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS,
                     targeting=targeting)

@@ -18,6 +18,7 @@ from fuzz.bench.memory import expected_bytes
 from fuzz.bench.protocol import Protocol, chunked, run_protocol
 from fuzz.bench.rollback import Acceptance, break_even, expected_saving, represented_rejections
 from fuzz.bench.rounds import Schedule, run_rounds, settle
+from fuzz.bench.runner import kernel_variant
 from fuzz.bench.workload import QUICK_SHAPE, REFERENCE_SHAPE, Shape, attributes, host_inputs
 from oracles import validate
 
@@ -198,6 +199,16 @@ def test_subcommand_and_quick_defaults() -> None:
     assert options.paths == ("auto", "scalar", "workgroup@32") and options.template == Path("old.wgsl")
     assert options.template_path == "scalar"
     assert options.schedule.rounds == 5 and options.schedule.per_round < 60
+
+
+def test_chunked_is_a_variant_of_the_kernel_beside_its_paths() -> None:
+    """``--paths auto,chunked@16``: the token loop and the chunked prefill (the auto path), with a bound."""
+    assert kernel_variant("auto") == ("auto", None, "token")
+    assert kernel_variant("chunked") == ("auto", None, "chunked")
+    assert kernel_variant("chunked@16") == ("auto", 16, "chunked")
+    assert kernel_variant("scalar@32") == ("scalar", 32, "token")
+    with pytest.raises(ValueError, match="kernel variant 'token'"):
+        kernel_variant("token")
 
 
 def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 from fuzz.campaign.coverage import AXES, UNIVERSE, buckets, d_k_classes, never_reached, reached, table
 from fuzz.engine.bad_inputs import BREAKERS, break_case
 from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
-from kernels.shader import KernelSpec
+from kernels.shader import CHUNK_SIZE, KernelSpec
 
 
 def _case(*, batch=1, seq_len=3, q_heads=2, kv_heads=2, key_heads=1, d_k=8, d_v=8, window=0, rule="gated_delta"):
@@ -44,6 +44,13 @@ def test_a_case_falls_in_one_bucket_of_each_axis_it_has() -> None:
     for label in labels:
         axis, _, bucket = label.partition(": ")
         assert bucket in UNIVERSE[axis], label
+
+
+@pytest.mark.parametrize(("seq_len", "chunks"), [(1, "part of one"), (CHUNK_SIZE - 1, "part of one"),
+                                                 (CHUNK_SIZE, "one whole"), (2 * CHUNK_SIZE, "whole chunks"),
+                                                 (CHUNK_SIZE + 1, "a part after whole ones")])
+def test_the_chunks_bucket_counts_the_chunked_prefills_chunks(seq_len: int, chunks: str) -> None:
+    assert f"chunks: {chunks}" in buckets(_case(seq_len=seq_len))
 
 
 def test_an_invalid_case_is_counted_by_its_broken_rule() -> None:

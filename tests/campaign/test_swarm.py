@@ -31,7 +31,7 @@ def test_plans_reach_what_the_old_slice_never_did() -> None:
     assert {1, 9, 16, 17, 33, 64, 65, 128, 129, 256} <= sizes
     assert max(p.limits.max_seq_len for p in plans) == 64 and max(p.limits.max_batch for p in plans) == 4
     assert any(p.limits.rules != Limits().rules for p in plans) and any(p.sit_out for p in plans)
-    assert any(not p.sit_out for p in plans)
+    assert any(p.sit_out == {swarm.CHUNKED_RUNTIME} for p in plans), "no unit with every other backend"
 
 
 def test_a_plan_stays_within_its_tiers_cost_cap() -> None:
@@ -82,11 +82,18 @@ def test_profiles_do_not_inherit_the_profile_loaded_when_they_are_built() -> Non
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
 
 
-def test_units_run_the_kernel_on_one_runtime_or_both_never_neither() -> None:
+def test_units_run_the_kernel_on_one_runtime_or_more_never_none() -> None:
+    """Both token-loop runtimes in ``BOTH_RUNTIMES`` of the units, the chunked prefill in place of
+    wgpu-native's token loop in ``CHUNKED_UNITS``, and never no kernel at all."""
     plans = [swarm.plan(seed, 50) for seed in range(2000)]
-    both = sum(not set(swarm.KERNEL_RUNTIMES) & p.sit_out for p in plans) / len(plans)
-    assert abs(both - swarm.BOTH_RUNTIMES) < 0.05, both
-    assert not any(set(swarm.KERNEL_RUNTIMES) <= p.sit_out for p in plans)
-    one = next(p for p in plans if "wgpu" in p.sit_out)
+    runtimes = {*swarm.KERNEL_RUNTIMES, swarm.CHUNKED_RUNTIME}
+    running = [runtimes - p.sit_out for p in plans]
+    assert all(running)
+    # two runtimes: both token loops, or Dawn's beside the chunked prefill where wgpu's loop sat out anyway
+    two = swarm.BOTH_RUNTIMES + (1 - swarm.BOTH_RUNTIMES) / 2 * swarm.CHUNKED_UNITS
+    assert abs(sum(len(r) == 2 for r in running) / len(plans) - two) < 0.05
+    assert abs(sum(swarm.CHUNKED_RUNTIME in r for r in running) / len(plans) - swarm.CHUNKED_UNITS) < 0.05
+    assert not any({"wgpu", swarm.CHUNKED_RUNTIME} <= r for r in running), "the chunked prefill replaces wgpu's loop"
+    one = next(p for p in plans if "wgpu" in p.sit_out and "wgpu-dawn" not in p.sit_out)
     assert swarm.sitting_out(one, ("oracle", "wgpu", "wgpu-dawn")) >= {"wgpu"}
     assert "wgpu" not in swarm.sitting_out(one, ("oracle", "wgpu")), "the only kernel runtime of a campaign sat out"

@@ -23,7 +23,7 @@ from fuzz.campaign.unit import run_unit
 from fuzz.engine.case import Case
 from fuzz.engine.strategies import Limits
 from fuzz.findings import Kind
-from kernels.shader import KernelSpec
+from kernels.shader import CHUNK_SIZE, KernelSpec
 
 PROPERTY = "backends-agree"
 OLD_SLICE_EXAMPLES = 150
@@ -45,6 +45,7 @@ REGION: dict[str, Callable[[Case], bool]] = {
     "stale-gate": lambda c: c.dims().seq_len >= 17 and c.dims().decay_per_row is False,
     "batch-alias": lambda c: c.dims().batch >= 3,
     "tile-stride": lambda c: _tiles(c) >= 2,
+    "chunk-offset": lambda c: c.dims().seq_len > CHUNK_SIZE,
 }
 """Where each mutant is wrong: its minimal case must lie there."""
 

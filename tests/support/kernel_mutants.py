@@ -1,20 +1,22 @@
 """Deliberately broken copies of the WGSL kernel, each wrong only outside the old default slice.
 
 The old default campaign drew head sizes from {1, 3, 8}, the layouts (H_q, H_kv, n_k) of (1,1,1),
-(2,1,1), (1,2,1) and (2,2,1), B <= 2 and T <= 9. Each mutant below changes one line of
-``kernels/linear_attention.wgsl`` so that every call inside that slice still computes the right
+(2,1,1), (1,2,1) and (2,2,1), B <= 2 and T <= 9. Each mutant below changes one line of a template
+(the token loop, ``kernels/linear_attention.wgsl``, with the blocks it shares, or the chunked
+prefill, ``kernels/chunked.wgsl``) so that every call inside that slice still computes the right
 bits, and calls in one region outside it do not, whichever reduction the pipeline compiles (the
 workgroup and the subgroup reduction both take their tree's extent from ``TREE``). A mutant is a
 ``wgpu-dawn`` backend compiling the patched template (importable as ``support.kernel_mutants:NAME``
-by campaign workers too).
+by campaign workers too): a token-loop mutant runs the token loop, a chunked-prefill mutant the
+chunked prefill, for every call.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 
 from fuzz.backends.wgpu_kernel import WgpuDawnBackend
+from kernels.shader import TEMPLATES, template_source
 
 
 @dataclass(frozen=True)
@@ -25,9 +27,11 @@ class Patch:
     region: str
     old: str
     new: str
+    chunked: bool = False
+    """The line is in the chunked prefill's template (else in the token loop's or the prelude)."""
 
     def template(self) -> str:
-        source = resources.files("kernels").joinpath("linear_attention.wgsl").read_text()
+        source = template_source(TEMPLATES[self.chunked])
         if source.count(self.old) != 1:
             raise ValueError(f"mutant {self.name}: the line to patch occurs {source.count(self.old)} times")
         return source.replace(self.old, self.new)
@@ -48,6 +52,9 @@ PATCHES = (
           "let bt = b * seq_len + t;", "let bt = min(b, 1u) * seq_len + t;"),
     Patch("tile-stride", "d_v in two or more tiles of the workgroup: a tile starts half a tile too early",
           "let col = wg.x * COLS + lid.y;", "let col = wg.x * (COLS - COLS / 2u) + lid.y;"),
+    Patch("chunk-offset", "T >= 17 in the chunked prefill: chunks after the first read their inputs one "
+          "token early", "let first = b * seq_len + c0;", "let first = b * seq_len + c0 - select(0u, 1u, c0 > 0u);",
+          chunked=True),
 )
 
 
@@ -58,7 +65,11 @@ class KernelMutant(WgpuDawnBackend):
 
     def __init__(self, adapter: str | None = None) -> None:
         self.name = f"mutant-{self.patch.name}"
-        self.template = self.patch.template()
+        if self.patch.chunked:
+            self.chunk_template = self.patch.template()
+            self.prefill = "chunked"
+        else:
+            self.template = self.patch.template()
         super().__init__(adapter)
 
 
@@ -68,7 +79,7 @@ def _mutant(class_name: str, patch: Patch) -> type[KernelMutant]:
 
 
 MUTANTS = tuple(_mutant(name, patch) for name, patch in zip(
-    ("GroupedKeyHeads", "GqaInterleaved", "ShortReduction", "StaleGate", "BatchAlias", "TileStride"), PATCHES,
-    strict=True))
+    ("GroupedKeyHeads", "GqaInterleaved", "ShortReduction", "StaleGate", "BatchAlias", "TileStride",
+     "ChunkOffset"), PATCHES, strict=True))
 """One backend class per patch; campaign workers import them as ``support.kernel_mutants:GroupedKeyHeads``..."""
-GroupedKeyHeads, GqaInterleaved, ShortReduction, StaleGate, BatchAlias, TileStride = MUTANTS
+GroupedKeyHeads, GqaInterleaved, ShortReduction, StaleGate, BatchAlias, TileStride, ChunkOffset = MUTANTS
