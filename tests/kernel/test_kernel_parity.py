@@ -19,7 +19,14 @@ import pytest
 from fuzz.engine.case import Case
 from fuzz.engine.compare import assert_agrees_with_oracle
 from kernels.device import DeviceUnavailable, FeatureMissing
-from kernels.linear_attention import MAX_D_K, ROW_GROUP_CHOICES, LinearAttentionKernel, get_kernel, linear_attention
+from kernels.linear_attention import (
+    MAX_D_K,
+    ROW_GROUP_CHOICES,
+    WIDE_ROW_GROUPS,
+    LinearAttentionKernel,
+    get_kernel,
+    linear_attention,
+)
 from kernels.shader import MAX_INVOCATIONS, MAX_ROW_GROUPS, VECTOR_LANES, KernelSpec
 from oracles.prefix import prefix_inputs
 from oracles.rollback import represented_acceptances
@@ -217,8 +224,9 @@ PATH_SIZES = [(1, 4), (3, 8), (8, 5), (9, 12), (17, 16), (128, 128)]
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_every_kernel_path_gives_the_same_bits(implementation: str, dtype: type) -> None:
-    """Scalar or vector columns, workgroup or subgroup reduction: one tree order, so identical outputs
-    and states; the subgroup path wherever the device's subgroups hold a column's row groups."""
+    """Scalar or vector columns, workgroup or subgroup reduction: one tree order per geometry (16 or 32 row
+    groups at most), so identical outputs and states; the subgroup path wherever the device's subgroups
+    hold a column's row groups."""
     kernels = {path: kernel_or_skip(implementation, dtype, path) for path in ("scalar", "workgroup")}
     size = kernels["scalar"].device.subgroup_size
     compared_subgroup = 0
@@ -227,17 +235,19 @@ def test_every_kernel_path_gives_the_same_bits(implementation: str, dtype: type)
         inputs = make_inputs(np.random.default_rng(index), dtype=dtype, batch=2, seq_len=5, heads=(4, 2, 1), d_k=d_k,
                              d_v=d_v, window=3, past=True, decay_per_row=index % 2 == 1, beta_shared=index % 3 == 0)
         attrs = {"q_num_heads": 4, "kv_num_heads": 2, "update_rule": rule, "state_window": 3}
-        paths = ["scalar", "workgroup"]
         dims = Case(inputs, attrs).dims()
-        if size is not None and KernelSpec.for_dims(dims).row_groups <= size:
-            paths.append("subgroup")
-            compared_subgroup += 1
-        results = {p: linear_attention(**inputs, **attrs, implementation=implementation, path=p) for p in paths}
-        assert_agrees_with_oracle(Case(inputs, attrs), results["scalar"], label=f"{implementation} scalar")
-        for path in paths[1:]:
-            where = f"{implementation} {np.dtype(dtype)} {path} vs scalar, d_k={d_k} d_v={d_v} {rule}"
-            assert_bitwise(results[path][0], results["scalar"][0], f"output, {where}")
-            assert_bitwise(results[path][1], results["scalar"][1], f"present_state, {where}")
+        for bound in (MAX_ROW_GROUPS, WIDE_ROW_GROUPS):
+            paths = ["scalar", "workgroup"]
+            if size is not None and KernelSpec.for_dims(dims, bound).row_groups <= size:
+                paths.append("subgroup")
+                compared_subgroup += 1
+            results = {p: linear_attention(**inputs, **attrs, implementation=implementation, path=p,
+                                           max_row_groups=bound) for p in paths}
+            assert_agrees_with_oracle(Case(inputs, attrs), results["scalar"], label=f"{implementation} scalar@{bound}")
+            for path in paths[1:]:
+                where = f"{implementation} {np.dtype(dtype)} {path}@{bound} vs scalar, d_k={d_k} d_v={d_v} {rule}"
+                assert_bitwise(results[path][0], results["scalar"][0], f"output, {where}")
+                assert_bitwise(results[path][1], results["scalar"][1], f"present_state, {where}")
     assert size is None or compared_subgroup >= 4, f"subgroup path compared on {compared_subgroup} sizes only"
 
 
