@@ -173,6 +173,36 @@ def _assess(actual: np.ndarray, expected: np.ndarray, exact: np.ndarray, match: 
     return error, tolerance, ratio, reason
 
 
+def _passing_ratios(actual: np.ndarray, expected: np.ndarray, exact: np.ndarray, match: Match, budget: Budget,
+                    block: np.ndarray, selected: np.ndarray | None) -> np.ndarray | None:
+    """The ratios ``element_ratios`` returns when every selected element passes, in a few array passes;
+    None when one may fail (or a value is not finite), for ``_assess`` to say which and why.
+
+    Nearly every comparison passes, and a passing one needs no reason codes: bitwise and exact
+    comparisons that hold have ratio 0 everywhere; a tolerance comparison of finite values (exact
+    answer included, so no NaN or infinity is expected) fails only where ``error > tolerance``.
+    """
+    if match is not Match.CLOSE:
+        if match is Match.BITWISE and actual.dtype != expected.dtype:
+            return None
+        same = _bits(actual) == _bits(expected) if match is Match.BITWISE else actual == expected
+        return np.zeros(exact.shape) if (same if selected is None else same | ~selected).all() else None
+    a = actual.astype(np.float64)
+    e = expected.astype(np.float64)
+    if not (np.isfinite(exact).all() and np.isfinite(a).all() and np.isfinite(e).all()):
+        return None
+    error = np.abs(a - e)
+    tolerance = budget.tolerance(exact, block)
+    failing = error > tolerance
+    if (failing if selected is None else failing & selected).any():
+        return None
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ratio = error / tolerance
+    if not np.isfinite(ratio).all():
+        return None
+    return ratio if selected is None else np.where(selected, ratio, 0.0)
+
+
 _REASONS = {1: "value", 2: "nan", 3: "non-finite", 4: "bits", 5: "not-equal"}
 
 
@@ -219,9 +249,13 @@ def element_ratios(
             case_summary=where.case_summary, tolerance_model=budget.describe(),
             actual_shape=actual.shape, expected_shape=expected.shape,
         ))
-    error, tolerance, ratio, reason = _assess(
-        actual, expected, exact, match, budget, np.broadcast_to(block, exact.shape))
-    selected = np.ones(exact.shape, dtype=bool) if mask is None else np.broadcast_to(mask, exact.shape)
+    block = np.broadcast_to(block, exact.shape)
+    masked = None if mask is None else np.broadcast_to(mask, exact.shape)
+    passing = _passing_ratios(actual, expected, exact, match, budget, block, masked)
+    if passing is not None:
+        return passing
+    error, tolerance, ratio, reason = _assess(actual, expected, exact, match, budget, block)
+    selected = np.ones(exact.shape, dtype=bool) if masked is None else masked
     ratio = np.where(selected, ratio, 0.0)
     failing = selected & (reason > 0)
     if not failing.any():

@@ -14,8 +14,9 @@ from fuzz.engine.compare import (
     assert_agrees_with_oracle,
     assert_close,
     assert_results_agree,
+    element_ratios,
 )
-from fuzz.engine.tolerance import exact_answer
+from fuzz.engine.tolerance import Budget, exact_answer
 
 WHERE = Where("unit", ("left", "right"), "a test case")
 
@@ -129,6 +130,27 @@ def test_mask_limits_the_compared_elements() -> None:
     actual[0] = 1.0
     keep = np.array([False, True]).reshape(-1, 1, 1, 1, 1)
     assert _close(actual, exact, exact, block=np.ones_like(exact), mask=keep) == 0.0
+
+
+def test_passing_ratios_are_error_over_tolerance_element_by_element() -> None:
+    """Passing comparisons skip the per-element reasons: their ratios must still be |a - e| / tolerance,
+    0 outside the mask, and a NaN or a failure outside the mask must not count."""
+    rng = np.random.default_rng(7)
+    exact = rng.standard_normal((3, 2, 2, 4, 4))
+    block = np.abs(exact) + 1.0
+    actual = exact.astype(np.float32)
+    expected = (exact * (1 + 1e-7)).astype(np.float32)
+    tolerance = Budget((np.dtype(np.float32), np.dtype(np.float32)), 2).tolerance(exact, block)
+    wanted = np.abs(actual.astype(np.float64) - expected.astype(np.float64)) / tolerance
+    options = {"exact": exact, "block": block, "tensor": "present_state", "d_v": 4, "depth": 2, "where": WHERE}
+    assert np.array_equal(element_ratios(actual, expected, **options), wanted)
+    keep = np.array([False, True, True]).reshape(-1, 1, 1, 1, 1)
+    for hidden in (np.nan, 1e3):
+        outside = actual.copy()
+        outside[0, 1, 1, 2, 3] = hidden
+        assert np.array_equal(element_ratios(outside, expected, mask=keep, **options), np.where(keep, wanted, 0.0))
+    for match in (Match.BITWISE, Match.EQUAL):
+        assert not element_ratios(actual, actual.copy(), match=match, **options).any()
 
 
 def test_float32_subnormal_results_get_an_absolute_underflow_allowance() -> None:
