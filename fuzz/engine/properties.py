@@ -79,11 +79,15 @@ class _Check:
         self.case = case
         self.dims = case.dims() if valid else None
         self.result = CheckResult()
+        self._exact: dict[int, tuple[Case, Exact]] = {}
 
     def exact(self, case: Case | None = None) -> Exact:
-        """The float64 oracle's answer for ``case`` (default: the checked case), with magnitudes."""
+        """The float64 oracle's answer for ``case`` (default: the checked case), with magnitudes;
+        computed once per case object in this check (every backend is compared with the same answer)."""
         case = case or self.case
-        return exact_answer(case.inputs, case.attrs)
+        if id(case) not in self._exact:  # the case is kept with its answer, so its id is not reused
+            self._exact[id(case)] = (case, exact_answer(case.inputs, case.attrs))
+        return self._exact[id(case)][1]
 
     def fail(self, kind: Kind, backends: tuple[str, ...], detail: str, text: str,
              mismatch: Mismatch | None = None) -> PropertyFailure:
@@ -260,8 +264,9 @@ def check_leading_zeros(case: Case, backends: Sequence[Backend]) -> CheckResult:
     return c.result
 
 
-def _check_resume(c: _Check, b: Backend, draft: Case, present: np.ndarray, accepted: int) -> None:
-    """Resume after accepting ``accepted`` draft tokens; compare with a fresh run of the same backend."""
+def _check_resume(c: _Check, b: Backend, draft: Case, fresh: Case, present: np.ndarray, accepted: int) -> None:
+    """Resume after accepting ``accepted`` draft tokens; compare with ``fresh`` (the accepted tokens and
+    the next ones in one call) run on the same backend."""
     case, d = c.case, c.dims
     drafted, total = draft.seq_len, c.case.seq_len
     window = d.state_window
@@ -270,7 +275,6 @@ def _check_resume(c: _Check, b: Backend, draft: Case, present: np.ndarray, accep
     if accepted:
         past = oracles.next_past_state(present, original, drafted, accepted).astype(case.dtype)
         following = following.with_inputs(past_state=past)
-    fresh = token_spans(case, (0, accepted), (drafted, total))
     resumed, again = c.run(b, following), c.run(b, fresh)
     if resumed is None or again is None:
         return
@@ -292,10 +296,11 @@ def check_select_resume(case: Case, backends: Sequence[Backend]) -> CheckResult:
     c = _Check("select-resume", case)
     draft = token_spans(case, (0, int(case.notes["draft_len"])))
     accepted = int(case.notes["accepted"])
+    fresh = token_spans(case, (0, accepted), (draft.seq_len, case.seq_len))
     for b in backends:
         first = c.run(b, draft)
         if first is not None:
-            _check_resume(c, b, draft, first[1].astype(case.dtype), accepted)
+            _check_resume(c, b, draft, fresh, first[1].astype(case.dtype), accepted)
     return c.result
 
 

@@ -52,6 +52,7 @@ comparisons (poison invariance, aliasing) and exact zeros (leading slots) have n
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -105,14 +106,14 @@ class Exact:
     head_map: np.ndarray
     """The kv head each output head reads."""
 
-    @property
+    @cached_property
     def output_block(self) -> np.ndarray:
-        """Broadcast to ``output``'s shape."""
+        """Broadcast to ``output``'s shape (computed once: every comparison of a check reads it)."""
         return self._readout_block(self.magnitude[:, 1:, self.head_map])
 
-    @property
+    @cached_property
     def state_block(self) -> np.ndarray:
-        """Broadcast to ``present_state``'s shape (zero for slots that represent no token)."""
+        """Broadcast to ``present_state``'s shape (zero for slots that represent no token; computed once)."""
         seq_len = self.magnitude.shape[1] - 1
         if self.present_state.ndim == 4:
             return np.broadcast_to(self.magnitude[:, seq_len, :, None, None], self.present_state.shape)

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import settings
 
 from fuzz.backends import REGISTRY, Backend
+from fuzz.backends.oracle import OracleBackend
 from fuzz.campaign import profiles
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import run_unit
@@ -25,6 +26,7 @@ from fuzz.engine.bad_inputs import BREAKERS, break_case
 from fuzz.engine.case import Case
 from fuzz.engine.properties import PROPERTIES, check_error_parity
 from fuzz.engine.strategies import Layout, Limits, Numerics, Shape, build_case
+from fuzz.engine.tolerance import exact_answer
 from fuzz.findings import Kind, PropertyFailure
 
 EVERY_DOCUMENTED_ISSUE = frozenset(i.id for i in KNOWN_ISSUES)
@@ -114,3 +116,24 @@ def test_known_invalid_input_findings_still_hold(issue: KnownIssue, backend) -> 
     with pytest.raises(PropertyFailure) as failure:
         check_error_parity(case, [tested])
     assert failure.value.finding.kind == issue.kind, failure.value.finding.report
+
+
+def test_each_check_asks_the_oracle_once_per_call_whatever_the_backends(monkeypatch) -> None:
+    """Every backend of a check is compared with one exact answer: select-resume's fresh call (the same
+    for each backend) is solved by the float64 oracle once, not once per backend."""
+    solved = []
+
+    def counted(inputs, attrs):
+        solved.append(attrs)
+        return exact_answer(inputs, attrs)
+
+    monkeypatch.setattr("fuzz.engine.properties.exact_answer", counted)
+    case = build_case(
+        Shape(batch=1, seq_len=5, q_heads=1, kv_heads=1, key_heads=1, d_k=2, d_v=2, state_window=3),
+        Layout(update_rule="delta", dtype="float32", decay_per_row=None, beta_shared=False, has_past=True, scale=None),
+        Numerics(magnitude="unit", keys="normalised", decay="moderate", beta="uniform", seed=0),
+        notes={"draft_len": 3, "accepted": 2},
+    )
+    result = PROPERTIES["select-resume"].check(case, [OracleBackend(), OracleBackend(), OracleBackend()])
+    assert result.comparisons == 6
+    assert len(solved) == 1
