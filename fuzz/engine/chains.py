@@ -19,7 +19,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from fuzz.engine.case import Case
-from fuzz.engine.strategies import Limits, build_case, layouts, numerics, seq_lens, shapes, windows
+from fuzz.engine.strategies import Limits, build_case, layouts, numerics, one_of_values, seq_lens, shapes, windows
 from oracles.prefix import SEQUENCE_INPUTS
 from oracles.rollback import represented_acceptances
 
@@ -98,6 +98,6 @@ def chain_cases(draw: st.DrawFn, limits: Limits) -> Case:
     sizes = _wide_slots(limits) if draw(st.booleans()) else limits
     shape = draw(shapes(sizes, state_window=st.just(w), seq_len=st.just(calls * call_len)))
     layout = draw(layouts(limits, has_past=True))
-    choices = st.sampled_from([0, *represented_acceptances(call_len, w)])
-    chain = Chain(call_len, tuple(draw(choices) for _ in range(calls - 1)), draw(st.sampled_from(ACCEPT_MODES)))
+    choices = one_of_values((0, *represented_acceptances(call_len, w)))
+    chain = Chain(call_len, tuple(draw(choices) for _ in range(calls - 1)), draw(one_of_values(ACCEPT_MODES)))
     return build_case(shape, layout, draw(numerics()), aliased=draw(st.booleans()), notes=chain.notes())

@@ -26,6 +26,7 @@ from fuzz.engine.strategies import (
     head_dims,
     layouts,
     numerics,
+    one_of_values,
     poisoned_cases,
     resume_cases,
     shapes,
@@ -167,3 +168,12 @@ def test_limits_reject_nonsense() -> None:
         Limits(dtypes=("bfloat16",))
     with pytest.raises(ValueError, match="max_batch"):
         Limits(max_batch=0)
+
+
+def test_one_of_values_reuses_one_strategy_per_tuple_and_keeps_types_apart() -> None:
+    """The cached ``sampled_from``: one object per tuple, and ``(0, 1)`` is not ``(False, True)``
+    (they are equal as keys), so a draw of acceptances never yields a boolean."""
+    assert one_of_values((0, 1)) is one_of_values((0, 1))
+    assert one_of_values((0, 1)) is not one_of_values((False, True))
+    drawn = [find(one_of_values(values), lambda x: True) for values in ((False, True), (0, 1))]
+    assert [type(x) for x in drawn] == [bool, int]
