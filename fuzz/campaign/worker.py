@@ -9,6 +9,7 @@ re-checks the findings other shards published in the example database.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import signal
 import time
@@ -162,6 +163,15 @@ class Worker:
             b.close()
 
 
+def freeze_built_objects() -> None:
+    """Exclude what a worker built before its first unit (modules, libraries, backends) from garbage
+    collection: a full collection walks every tracked object, and those live as long as the worker.
+    Measured on the first 150 units of the default campaign in one worker (about one worker's share
+    of a 3-minute campaign): full collections took 1.94 s, 0.68 s after this."""
+    gc.collect()
+    gc.freeze()
+
+
 _WORKER: Worker | None = None
 
 
@@ -180,6 +190,7 @@ def init_worker(config: Any, counter: Any, stop: Any, numbers: Any) -> None:
             counter.value += 1
 
     _WORKER = Worker(config, count, lambda: stop.value)
+    freeze_built_objects()
 
 
 def run_in_worker(unit: WorkUnit) -> tuple[UnitResult, list[Finding]]:
