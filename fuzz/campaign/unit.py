@@ -10,11 +10,12 @@ upstream bug report (``fuzz.export``).
 
 Two things keep a campaign honest and exploring:
 
-- a failure a documented known issue covers is shrunk once per worker (so the corpus gets one
-  minimal case per known issue); afterwards the backend at fault sits out the cases the issue
-  affects (counted as known) while the other backends still check them, so it does not end every
-  unit, nor restart a crashed worker per case. Passing every documented issue as already shrunk
-  makes a backend sit out every case its documented issues affect (what the tests do);
+- a failure a documented known issue covers is shrunk once per worker, or not at all where another
+  worker published it first (so the corpus gets one minimal case per known issue); afterwards the
+  backend at fault sits out the cases the issue affects (counted as known) while the other backends
+  still check them, so it does not end every unit, nor restart a crashed worker per case. Passing
+  every documented issue as already shrunk makes a backend sit out every case its documented issues
+  affect (what the tests do);
 - a unit stops at the next example once ``stop_at`` (a wall-clock time) has passed: the campaign's
   budget or Ctrl-C. What it checked so far is kept, and a failure it was shrinking is kept as the
   smallest failing case reached (marked as not fully shrunk).

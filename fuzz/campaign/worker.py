@@ -108,7 +108,8 @@ class Worker:
 
     def shared_findings(self, property_name: str) -> list[Finding]:
         """Re-check the cases other shards published for this property; return those that fail here
-        (a value that is not a readable entry, e.g. written by another version, is skipped)."""
+        (a value that is not a readable entry, e.g. written by another version, is skipped). A documented
+        issue among them counts as shrunk here too: its backend sits out the cases it affects from now on."""
         found = []
         prop = resolve_property(property_name)
         for value in list(self.database.fetch(shared_key(property_name, self.names))):
@@ -126,6 +127,8 @@ class Worker:
                 self.lost[lost.backend] = str(lost)
             except PropertyFailure as failure:
                 finding = self.classifier.classify(failure.finding)
+                if (issue := self.classifier.documented(finding)) is not None:
+                    self.shrunk_issues.add(issue.id)  # the publisher shrank it: this worker need not again
                 found.append(finding.with_(report="(published by another shard)\n" + finding.report))
         return found
 

@@ -192,3 +192,34 @@ def test_a_corrupt_shared_finding_is_skipped(tmp_path):
         assert worker.shared_findings("backends-agree") == []
     finally:
         worker.close()
+
+
+def test_a_known_issue_another_worker_published_is_not_shrunk_again(tmp_path):
+    """Workers share the example database: a documented issue another worker published counts as shrunk
+    here once re-checked (the worker does not shrink it again, and its backend sits out the cases)."""
+    from support.fakes import SharedBetaBackend
+
+    from fuzz.campaign.database import shared_key
+    from fuzz.campaign.worker import Worker
+    from fuzz.engine.properties import PROPERTIES
+    from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
+    from fuzz.findings import PropertyFailure
+
+    case = build_case(  # a delta rule with a shared beta over two kv heads: what the EP misreads
+        Shape(batch=1, seq_len=3, q_heads=2, kv_heads=2, key_heads=2, d_k=2, d_v=2, state_window=0),
+        Layout(update_rule="delta", dtype="float32", decay_per_row=None, beta_shared=True, has_past=False, scale=None),
+        Numerics(magnitude="unit", keys="normalised", decay="moderate", beta="uniform", seed=0),
+    )
+    with pytest.raises(PropertyFailure) as failure:
+        PROPERTIES["backends-agree"].check(case, [OracleBackend(), SharedBetaBackend()])
+    config = CampaignConfig(properties=["backends-agree"], backends=["oracle", KNOWN], out=tmp_path, known_corpus=None)
+    worker = Worker(config)
+    try:
+        published = corpus.to_bytes(corpus.Entry(failure.value.finding))
+        worker.database.save(shared_key("backends-agree", worker.names), published)
+        assert worker.shrunk_issues == set()
+        [shared] = worker.shared_findings("backends-agree")
+        assert shared.known and "published by another shard" in shared.report
+        assert worker.shrunk_issues == {"ort-webgpu-shared-beta"}
+    finally:
+        worker.close()
