@@ -16,6 +16,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -259,25 +260,53 @@ class GpuDevice:
     def download_all(self, tensors: Sequence[DeviceTensor]) -> list[np.ndarray]:
         """Copy device tensors back to the host through one staging buffer: one submit, one wait.
 
-        The staging buffer lives only for this call and is not counted in ``memory`` (it is the
-        host transfer, not the kernel's footprint). Tensor sizes are multiples of 4 bytes, so every
-        copy lands at an aligned offset.
+        The staging buffer lives only for this call (``Readback`` keeps one for calls that repeat).
         """
-        offsets = list(itertools.accumulate((t.size for t in tensors), initial=0))
-        usage = self.module.BufferUsage
-        staging = self.device.create_buffer(label="download", size=offsets[-1], usage=usage.COPY_DST | usage.MAP_READ)
+        readback = Readback(self, tensors)
         try:
             encoder = self.device.create_command_encoder()
-            for tensor, offset in zip(tensors, offsets, strict=False):
-                encoder.copy_buffer_to_buffer(tensor.buffer, 0, staging, offset, tensor.size)
+            readback.encode(encoder)
             self.queue.submit([encoder.finish()])
-            staging.map_sync(self.module.MapMode.READ)
-            raw = bytes(staging.read_mapped())
-            staging.unmap()
+            return readback.read()
         finally:
-            staging.destroy()
+            readback.release()
+
+
+class Readback:
+    """A host-readable staging buffer for a fixed list of device tensors, reusable call after call.
+
+    ``encode`` records the copies into it (after a dispatch in the same command buffer, so a call and
+    its readback are one submit), ``read`` waits for the queue and returns the arrays. The staging
+    buffer is not counted in ``GpuDevice.memory``: it is the host transfer, not the kernel's footprint.
+    Tensor sizes are multiples of 4 bytes, so every copy lands at an aligned offset.
+    """
+
+    def __init__(self, device: GpuDevice, tensors: Sequence[DeviceTensor]) -> None:
+        self.device = device
+        self.tensors = tuple(tensors)
+        self.offsets = list(itertools.accumulate((t.size for t in self.tensors), initial=0))
+        usage = device.module.BufferUsage
+        self.staging = device.device.create_buffer(label="download", size=self.offsets[-1],
+                                                   usage=usage.COPY_DST | usage.MAP_READ)
+
+    def encode(self, encoder: Any) -> None:
+        """Record the copies of every tensor into the staging buffer."""
+        for tensor, offset in zip(self.tensors, self.offsets, strict=False):
+            encoder.copy_buffer_to_buffer(tensor.buffer, 0, self.staging, offset, tensor.size)
+
+    def read(self) -> list[np.ndarray]:
+        """Wait for the submitted copies and return one array per tensor."""
+        self.staging.map_sync(self.device.module.MapMode.READ)
+        try:
+            raw = bytes(self.staging.read_mapped())
+        finally:
+            self.staging.unmap()
         return [np.frombuffer(raw[o: o + t.nbytes], dtype=t.dtype).reshape(t.shape).copy()
-                for t, o in zip(tensors, offsets, strict=False)]
+                for t, o in zip(self.tensors, self.offsets, strict=False)]
+
+    def release(self) -> None:
+        """Free the staging buffer now."""
+        self.staging.destroy()
 
 
 _DEVICES: dict[tuple[str, str | int | None], GpuDevice] = {}

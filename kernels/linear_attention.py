@@ -25,7 +25,7 @@ import numpy as np
 from oracles.rollback import slot_for_accepted
 from oracles.validation import Dims, validate
 
-from .device import DeviceTensor, GpuDevice, KernelUnsupported, get_device
+from .device import DeviceTensor, GpuDevice, KernelUnsupported, Readback, get_device
 from .shader import BINDINGS, MAX_ROW_GROUPS, TEMPLATES, CallParams, KernelSpec, render, template_source
 
 MAX_D_K = 256
@@ -446,15 +446,31 @@ def get_kernel(implementation: str = "wgpu", adapter: str | int | None = None, t
 
 @dataclass
 class Workspace:
-    """Device tensors and a bound call for one shape signature, reused by ``linear_attention``."""
+    """Device tensors, a bound call and its readback for one shape signature, reused by ``linear_attention``."""
 
     inputs: dict[str, DeviceTensor]
     call: BoundCall
+    readback: Readback | None = None
+    """The staging buffer of ``run`` (made on its first use)."""
+
+    def run(self) -> tuple[np.ndarray, np.ndarray]:
+        """Dispatch the call and read its output and present state back: one command buffer, one wait."""
+        device = self.call.kernel.device
+        if self.readback is None:
+            self.readback = Readback(device, [self.call.output, self.call.present_state])
+        encoder = device.device.create_command_encoder()
+        self.call.encode(encoder)
+        self.readback.encode(encoder)
+        device.queue.submit([encoder.finish()])
+        output, present_state = self.readback.read()
+        return output, present_state
 
     def release(self) -> None:
         for tensor in {id(t): t for t in [*self.inputs.values(), self.call.output, self.call.present_state]}.values():
             tensor.release()
         self.call.release()
+        if self.readback is not None:
+            self.readback.release()
 
 
 class WorkspaceCache:
@@ -551,6 +567,4 @@ def linear_attention(
     device = kernel.device
     for name, tensor in workspace.inputs.items():
         device.upload(arrays[name], name, into=tensor)
-    workspace.call.dispatch()
-    output, present_state = device.download_all([workspace.call.output, workspace.call.present_state])
-    return output, present_state
+    return workspace.run()
