@@ -51,6 +51,8 @@ comparisons (poison invariance, aliasing) and exact zeros (leading slots) have n
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -105,6 +107,8 @@ class Exact:
     """``M_t`` for ``t = 0..T`` tokens, per ``(batch, t, kv head)``."""
     head_map: np.ndarray
     """The kv head each output head reads."""
+    peak: float
+    """The largest magnitude of the output and of the state after any token (what a stored type must hold)."""
 
     @cached_property
     def output_block(self) -> np.ndarray:
@@ -188,10 +192,42 @@ def _term_magnitudes(dims: Dims, inputs: dict[str, np.ndarray], seed: np.ndarray
     return magnitude
 
 
+ANSWERS_KEPT = 8
+"""Exact answers remembered by ``exact_answer`` (a case is answered when it is drawn, for its overflow
+check, and again by every check of it: the oracle runs once)."""
+
+_ANSWERS: OrderedDict[bytes, Exact] = OrderedDict()
+
+
+def _call_digest(dims: Dims, inputs: dict[str, np.ndarray], seed: np.ndarray) -> bytes:
+    """A digest of everything the oracle's answer depends on: the attributes, the token inputs and the
+    seed (the past state enters only as slot ``W - 1``, so slots a poisoned case changes do not count)."""
+    digest = hashlib.blake2b(repr(dims).encode(), digest_size=20)
+    for name, array in (*((n, inputs.get(n)) for n in ("query", "key", "value", "decay", "beta")), ("seed", seed)):
+        if array is not None:
+            digest.update(f"{name}{array.shape}{array.dtype.str}".encode())
+            digest.update(np.ascontiguousarray(array).data)
+    return digest.digest()
+
+
 def exact_answer(inputs: dict[str, np.ndarray], attrs: dict) -> Exact:
-    """Run the float64 oracle on one valid call and derive the magnitudes of its tolerances."""
+    """Run the float64 oracle on one valid call and derive the magnitudes of its tolerances.
+
+    The last ``ANSWERS_KEPT`` answers are remembered by content; their arrays are read-only."""
     dims = validate(**inputs, **attrs)
     seed = seed_state(dims, inputs.get("past_state"))
+    digest = _call_digest(dims, inputs, seed)
+    if digest in _ANSWERS:
+        _ANSWERS.move_to_end(digest)
+        return _ANSWERS[digest]
+    answer = _answer(dims, inputs, seed)
+    _ANSWERS[digest] = answer
+    if len(_ANSWERS) > ANSWERS_KEPT:
+        _ANSWERS.popitem(last=False)
+    return answer
+
+
+def _answer(dims: Dims, inputs: dict[str, np.ndarray], seed: np.ndarray) -> Exact:
     output, states = run_recurrence(
         dims, inputs["query"], inputs["key"], inputs["value"], seed, inputs.get("decay"), inputs.get("beta"),
     )
@@ -202,10 +238,14 @@ def exact_answer(inputs: dict[str, np.ndarray], attrs: dict) -> Exact:
     else:
         head_map = np.arange(dims.kv_heads)
         q_norm = np.repeat(q_norm, dims.kv_heads // dims.q_heads, axis=2)
-    return Exact(
+    answer = Exact(
         output=output, present_state=window_from_states(dims, states), scale=dims.scale, q_norm=q_norm,
         magnitude=np.maximum(_term_magnitudes(dims, inputs, seed, states), UNDERFLOW_FLOOR), head_map=head_map,
+        peak=max(float(np.max(np.abs(output), initial=0.0)), *(float(np.max(np.abs(s))) for s in states)),
     )
+    for array in (answer.output, answer.present_state, answer.q_norm, answer.magnitude, answer.head_map):
+        array.setflags(write=False)
+    return answer
 
 
 @dataclass(frozen=True)
