@@ -1,0 +1,279 @@
+// LinearAttention (com.microsoft) with state_window checkpoints: one call, tokens in order.
+//
+// Template: kernels/shader.py fills in the storage type, the columns each invocation owns
+// (LANES: 4 adjacent columns of d_v as one vector where d_v % 4 == 0, else 1), the reduction over
+// d_k (one of the sections marked [[workgroup]] and [[subgroup]] is kept) and the workgroup
+// geometry (COLS, ROWG, RPT) before compilation; those are all a pipeline is specialised on.
+// Everything else about a call (sizes, heads, rule, decay and beta layouts, window, where the seed
+// comes from) arrives in the uniform `params`, so one pipeline serves every call of one geometry.
+// Branches on `params` are uniform: every invocation of a dispatch takes the same way.
+//
+// One workgroup per (tile of COLS x LANES columns of d_v, kv head, batch), of ROWG x COLS
+// invocations. Invocation (g, c) owns rows g*RPT .. g*RPT+RPT-1 of LANES adjacent columns of the
+// d_k x d_v state, in private memory (array `s` of VEC) for the whole call, and moves them with one
+// LANES-wide access per row; rows at or past d_k (the last group's tail, or whole groups when
+// ROWG*RPT exceeds d_k) are never read or stored and stay zero. A reduction over d_k (delta
+// retrieval r = S^T k, readout o = S^T q) is a partial sum per invocation, then `column_total`,
+// which adds the ROWG partials of a column in one fixed pairwise tree order, so every invocation
+// of the column holds the same bits and the result does not depend on scheduling:
+// - [[workgroup]]: partials go to workgroup memory, one barrier, and every invocation adds them up;
+// - [[subgroup]]: a butterfly of subgroupShuffleXor over the row groups, no barrier and no
+//   workgroup memory. The ROWG row groups of a column are consecutive invocations (x is the row
+//   group), so they share a subgroup wherever the subgroup size is at least ROWG (the host checks).
+//   Step `stride` adds the partner's value; lane 0 forms exactly the workgroup path's tree, and
+//   every other lane the same sums with the operands swapped, which IEEE addition makes identical:
+//   both paths give the same bits.
+// Math is f32; STORE is the storage type (f32 or f16), so fp16 values are rounded exactly once, when
+// stored.
+//
+// Invocations past the last column (the tail tile) compute on the last column's inputs, never read
+// the state, and what they stage is never stored: they exist only to keep every barrier and shuffle
+// in uniform control flow.
+//
+// The blocks marked <<prelude>> (declarations) and <<tile>> (the first statements of main: what an
+// invocation covers, the leading zero slots, the seed) are shared with the chunked prefill
+// (kernels/chunked.wgsl), which kernels/shader.py renders with them at its PRELUDE and TILE placeholders.
+//
+// Checkpoint stores are [[direct]] (each invocation stores its own rows) or, where a column has more
+// row groups than MAX_ROW_GROUPS of kernels/shader.py (a warp's lanes would each store a different row),
+// [[staged]] through workgroup memory so that consecutive invocations store consecutive columns.
+//
+// The state is read once, from the seed (slot W-1 of the past state, the 4-D state when W = 0,
+// or one slot bound on its own), before any store to it, and each workgroup reads exactly the
+// elements of it that it later writes (each invocation exactly its own, with direct stores; the
+// leading zero slots, cleared by all invocations, lie before slot W-1); nothing else of the past
+// state is ever read. That is what makes the aliased binding (past and present are one read_write
+// buffer) safe: with staged stores, a storage barrier completes the workgroup's reads before its
+// first checkpoint store, which may write another invocation's elements.
+// <<prelude>>
+{{ENABLE}}
+alias STORE = {{STORE}};
+// LANES adjacent columns: VEC is their f32 math type, SVEC their stored type (scalars, or 4-vectors)
+alias VEC = {{VEC}};
+alias SVEC = {{SVEC}};
+
+const LANES: u32 = {{LANES}}u;
+const COLS: u32 = {{COLS}}u;
+const ROWG: u32 = {{ROWG}}u;
+const RPT: u32 = {{RPT}}u;
+// the reduction tree spans every row group of a column
+const TREE: u32 = ROWG;
+
+// params.decay_mode: the rule does not decay, one gate per head (B, T, H_kv), one per row (B, T, H_kv*d_k)
+const DECAY_NONE: u32 = 0u;
+const DECAY_HEAD: u32 = 1u;
+const DECAY_ROW: u32 = 2u;
+// params.beta_mode: the rule has no delta update, one beta per head (B, T, H_kv), one shared (B, T, 1)
+const BETA_NONE: u32 = 0u;
+const BETA_SHARED: u32 = 2u;
+// params.seed_mode: no past state (the state starts at zero), read `past_state`, read `present_state` (aliased)
+const SEED_ZERO: u32 = 0u;
+const SEED_PRESENT: u32 = 2u;
+
+struct Params {
+    batch: u32,
+    seq_len: u32,
+    scale: f32,
+    seed_offset: u32,
+    window: u32,
+    d_k: u32,
+    d_v: u32,
+    q_heads: u32,
+    kv_heads: u32,
+    key_heads: u32,
+    decay_mode: u32,
+    beta_mode: u32,
+    seed_mode: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+// Inputs a call does not have (decay, beta, past_state) are bound to `value` and never read.
+// value, the state and the output are read and written LANES columns at a time.
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> query: array<STORE>;
+@group(0) @binding(2) var<storage, read> key: array<STORE>;
+@group(0) @binding(3) var<storage, read> value: array<SVEC>;
+@group(0) @binding(4) var<storage, read> decay: array<STORE>;
+@group(0) @binding(5) var<storage, read> beta: array<STORE>;
+@group(0) @binding(6) var<storage, read> past_state: array<SVEC>;
+@group(0) @binding(7) var<storage, read_write> output: array<SVEC>;
+@group(0) @binding(8) var<storage, read_write> present_state: array<SVEC>;
+
+// [[workgroup]]
+// Two banks of partial sums, used alternately, so one barrier per reduction suffices: a bank is
+// rewritten only after the barrier of the other bank, which every reader of it has passed.
+var<workgroup> partials: array<VEC, 2u * ROWG * COLS>;
+
+// The sum over row groups of `part` for column c, in a fixed pairwise tree order.
+fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
+    let base = (bank * COLS + c) * ROWG;
+    partials[base + g] = part;
+    workgroupBarrier();
+    var v: array<VEC, ROWG>;
+    for (var j = 0u; j < ROWG; j++) { v[j] = partials[base + j]; }
+    for (var stride = 1u; stride < TREE; stride *= 2u) {
+        for (var j = 0u; j + stride < ROWG; j += 2u * stride) { v[j] = v[j] + v[j + stride]; }
+    }
+    return v[0];
+}
+// [[/workgroup]]
+// [[subgroup]]
+// The sum over row groups of `part` for this column: a butterfly over the ROWG consecutive lanes
+// (the same tree as the workgroup path; `bank`, `c` and `g` are that path's and unused here).
+fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
+    var v = part;
+    for (var stride = 1u; stride < TREE; stride *= 2u) { v = v + subgroupShuffleXor(v, stride); }
+    return v;
+}
+// [[/subgroup]]
+// <</prelude>>
+
+// [[staged]]
+// Rows of every row group staged at once for a checkpoint store (RPT is a multiple of 4, the
+// ROW_QUANTUM of kernels/shader.py): a tile of ROWG * STAGE_ROWS rows by COLS columns.
+const STAGE_ROWS: u32 = 4u;
+var<workgroup> stage: array<SVEC, ROWG * STAGE_ROWS * COLS>;
+// [[/staged]]
+
+@compute @workgroup_size(ROWG, COLS)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+        @builtin(local_invocation_index) lindex: u32, @builtin(num_workgroups) groups: vec3<u32>) {
+    // <<tile>>
+    let DK = params.d_k;
+    // columns of d_v in units of LANES
+    let DV = params.d_v / LANES;
+    let HQ = params.q_heads;
+    let HKV = params.kv_heads;
+    let W = params.window;
+    let seq_len = params.seq_len;
+    let col = wg.x * COLS + lid.y;
+    let live = col < DV;
+    let vcol = min(col, DV - 1u);
+    let row0 = lid.x * RPT;
+    let h = wg.y;
+    let b = wg.z;
+    let slot_elems = params.batch * HKV * DK * DV;
+    // element (i, col) of this head's state in one slot: head_base + i * DV
+    let head_base = (b * HKV + h) * DK * DV + col;
+    // kv head h reads key head h / (HKV / NK)
+    let kh = h / (HKV / params.key_heads);
+    // standard GQA: kv head h serves query heads h*G .. h*G+G-1, each its own output head;
+    // inverse GQA: kv head h is read by query head h / (HKV / HQ) and writes output head h
+    let standard = HQ >= HKV;
+    let group = select(1u, HQ / HKV, standard);
+    let kv_per_q = max(HKV / HQ, 1u);
+    let out_heads = max(HQ, HKV);
+    var bank = 0u;
+
+    // The leading W - T slots represent no token of this call: exact zeros. They are one contiguous
+    // range that holds no seed (the seed is slot W-1), so every invocation of the dispatch clears
+    // consecutive elements of it, coalesced, first thing: the stores overlap the work on the tokens.
+    if (W > seq_len) {
+        let zeros = (W - seq_len) * slot_elems;
+        let stride = groups.x * groups.y * groups.z * ROWG * COLS;
+        for (var e = ((wg.z * groups.y + wg.y) * groups.x + wg.x) * ROWG * COLS + lindex; e < zeros; e += stride) {
+            present_state[e] = SVEC();
+        }
+    }
+
+    var s: array<VEC, RPT>;
+    if (live && params.seed_mode != SEED_ZERO) {
+        let seed = params.seed_offset / LANES + head_base;
+        if (params.seed_mode == SEED_PRESENT) {
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = VEC(present_state[seed + i * DV]); } }
+        } else {
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = VEC(past_state[seed + i * DV]); } }
+        }
+    }
+    // <</tile>>
+    // [[staged]]
+    // Staged checkpoint stores write elements other invocations of the workgroup read as the aliased
+    // seed: every read of it is complete before any store
+    if (params.seed_mode == SEED_PRESENT) { storageBarrier(); }
+    // [[/staged]]
+    // this token's key rows (zero past d_k), loaded once for the retrieval and the update
+    var kr: array<f32, RPT>;
+    for (var t = 0u; t < seq_len; t++) {
+        let bt = b * seq_len + t;
+        if (params.decay_mode == DECAY_HEAD) {
+            let gate = exp(f32(decay[bt * HKV + h]));
+            for (var k = 0u; k < RPT; k++) { s[k] = gate * s[k]; }
+        } else if (params.decay_mode == DECAY_ROW) {
+            let gates = (bt * HKV + h) * DK;
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = exp(f32(decay[gates + i])) * s[k]; } }
+        }
+        let kbase = (bt * params.key_heads + kh) * DK;
+        for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { kr[k] = f32(key[kbase + i]); } }
+        let v = VEC(value[(bt * HKV + h) * DV + vcol]);
+        if (params.beta_mode == BETA_NONE) {
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = s[k] + kr[k] * v; } }
+        }
+        var first = 0u;
+        if (params.beta_mode != BETA_NONE) {
+            // FUSED: the retrieval S^T k, the first readout S^T q and k.q reduced together from the
+            // state before the update; the first output is S^T q + u (k.q)
+            let qh0 = select(h / kv_per_q, h * group, standard);
+            let oh0 = select(h, qh0, standard);
+            let q0base = (bt * HQ + qh0) * DK;
+            var rp = VEC();
+            var op0 = VEC();
+            var kq = 0.0;
+            for (var k = 0u; k < RPT; k++) {
+                let i = row0 + k;
+                if (i < DK) { let q = f32(query[q0base + i]); rp = rp + s[k] * kr[k]; op0 = op0 + s[k] * q; kq = kq + kr[k] * q; }
+            }
+            let r = column_total(rp, bank, lid.y, lid.x);
+            bank ^= 1u;
+            let o0 = column_total(op0, bank, lid.y, lid.x);
+            bank ^= 1u;
+            let kqt = column_total(VEC(kq), bank, lid.y, lid.x);
+            bank ^= 1u;
+            let u = f32(beta[select(bt * HKV + h, bt, params.beta_mode == BETA_SHARED)]) * (v - r);
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = s[k] + kr[k] * u; } }
+            if (live && lid.x == 0u) {
+                output[(bt * out_heads + oh0) * DV + col] = SVEC(params.scale * (o0 + u * kqt));
+            }
+            first = 1u;
+        }
+        for (var g = first; g < group; g++) {
+            let qh = select(h / kv_per_q, h * group + g, standard);
+            let oh = select(h, qh, standard);
+            var op = VEC();
+            let qbase = (bt * HQ + qh) * DK;
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { op = op + s[k] * f32(query[qbase + i]); } }
+            let o = column_total(op, bank, lid.y, lid.x);
+            bank ^= 1u;
+            if (live && lid.x == 0u) {
+                output[(bt * out_heads + oh) * DV + col] = SVEC(params.scale * o);
+            }
+        }
+        // slot j holds the state after T - W + j + 1 tokens: token t (0-based) goes to j = t + W - T;
+        // W = 0 stores the one 4-D state after the last token the same way, as "slot 0 of 1"
+        let slots = max(W, 1u);
+        // [[direct]]
+        if (live && t + slots >= seq_len) {
+            let slot = (t + slots - seq_len) * slot_elems + head_base;
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { present_state[slot + i * DV] = SVEC(s[k]); } }
+        }
+        // [[/direct]]
+        // [[staged]]
+        if (t + slots >= seq_len) {
+            // The workgroup's tile of the slot goes out through workgroup memory, STAGE_ROWS rows of
+            // every row group at a time, so that consecutive invocations store consecutive columns of
+            // one row (the tile's whole width) rather than each its own columns down RPT rows.
+            let tile = (t + slots - seq_len) * slot_elems + (b * HKV + h) * DK * DV + wg.x * COLS;
+            for (var p = 0u; p < RPT; p += STAGE_ROWS) {
+                for (var k = 0u; k < STAGE_ROWS; k++) { stage[(lid.x * STAGE_ROWS + k) * COLS + lid.y] = SVEC(s[p + k]); }
+                workgroupBarrier();
+                for (var e = lindex; e < ROWG * STAGE_ROWS * COLS; e += ROWG * COLS) {
+                    let i = (e / COLS / STAGE_ROWS) * RPT + p + (e / COLS) % STAGE_ROWS;
+                    if (i < DK && wg.x * COLS + e % COLS < DV) { present_state[tile + i * DV + e % COLS] = stage[e]; }
+                }
+                workgroupBarrier();
+            }
+        }
+        // [[/staged]]
+    }
+}
