@@ -17,6 +17,7 @@ REGISTRY: dict[str, str] = {
     "ort-cuda": "fuzz.backends.ort_cuda:OrtCudaBackend",
     "wgpu": "fuzz.backends.wgpu_kernel:WgpuNativeBackend", "wgpu-dawn": "fuzz.backends.wgpu_kernel:WgpuDawnBackend",
     "wgpu-chunked": "fuzz.backends.wgpu_kernel:WgpuChunkedBackend",
+    "wgpu-wide": "fuzz.backends.wgpu_kernel:WgpuWideBackend",
 }
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""
 

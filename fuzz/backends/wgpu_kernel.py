@@ -28,6 +28,7 @@ from kernels.device import (
     load_implementation,
 )
 from kernels.linear_attention import (
+    WIDE_ROW_GROUPS,
     BoundCall,
     LinearAttentionKernel,
     Selection,
@@ -116,6 +117,9 @@ class _WgslKernelBackend(Backend):
     """How the kernel takes a call's tokens (``kernels.linear_attention.PREFILLS``)."""
     software_path: str = "auto"
     """The kernel path (``kernels.linear_attention.KERNEL_PATHS``) on a software adapter; ``auto`` on a GPU."""
+    software_row_groups: int | None = None
+    """The geometry's bound on row groups per column (``kernels.linear_attention.ROW_GROUP_CHOICES``) on a
+    software adapter; None: the kernel's default (on a GPU always: there the default is the fastest)."""
 
     def __init__(self, adapter: str | int | None = None) -> None:
         """On ``adapter`` (a name or number, ``kernels.device.select_adapter``), or by default on the
@@ -123,9 +127,12 @@ class _WgslKernelBackend(Backend):
         try:
             self.adapters, chosen = chosen_adapter(self.implementation, self.name)
             self.adapter = adapter if adapter is not None else chosen
-            self.path = self.software_path if get_device(self.implementation, self.adapter).software else "auto"
+            software = get_device(self.implementation, self.adapter).software
+            self.path = self.software_path if software else "auto"
+            self.row_groups = self.software_row_groups if software else None
             self.kernel: LinearAttentionKernel = get_kernel(self.implementation, self.adapter, self.template, self.path,
-                                                            prefill=self.prefill, chunk_template=self.chunk_template)
+                                                            self.row_groups, prefill=self.prefill,
+                                                            chunk_template=self.chunk_template)
         except DeviceUnavailable as err:
             raise Unavailable(f"{self.name}: {err}") from err
 
@@ -135,6 +142,9 @@ class _WgslKernelBackend(Backend):
         notes = () if "shader-f16" in device.features else ("adapter lacks shader-f16: float16 is unsupported",)
         if self.path != "auto":
             notes += (f"kernel path {self.path} (a software adapter: see software_path)",)
+        if self.row_groups is not None:
+            notes += (f"at most {self.row_groups} row groups per column (a software adapter: see "
+                      "software_row_groups)",)
         if self.prefill != "token":
             notes += (f"{self.prefill} prefill (kernels/chunked.wgsl) for every call",)
         return Capabilities(
@@ -152,7 +162,8 @@ class _WgslKernelBackend(Backend):
         with self._outcomes():
             return linear_attention(
                 **case.kwargs(), aliased=case.aliased, implementation=self.implementation, adapter=self.adapter,
-                template=self.template, path=self.path, prefill=self.prefill, chunk_template=self.chunk_template,
+                template=self.template, path=self.path, max_row_groups=self.row_groups, prefill=self.prefill,
+                chunk_template=self.chunk_template,
             )
 
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
@@ -198,3 +209,14 @@ class WgpuChunkedBackend(WgpuNativeBackend):
 
     name = "wgpu-chunked"
     prefill = "chunked"
+
+
+class WgpuWideBackend(WgpuDawnBackend):
+    """The WGSL kernel on Dawn with the geometry a GPU with subgroups of 32 compiles: up to 32 row groups
+    per column, so heads of ``d_k > 64`` take the staged checkpoint stores (``KernelSpec.staged_stores``),
+    the path an H200 runs at ``d_k = 128``. On a GPU this is ``wgpu-dawn``; on lavapipe (subgroups of 8)
+    the default geometry stops at 16 row groups and never stages, so without this backend a campaign
+    there would never run the production path of real head sizes."""
+
+    name = "wgpu-wide"
+    software_row_groups = WIDE_ROW_GROUPS

@@ -20,8 +20,9 @@ draws the features masking a bug explores the rest of the space more deeply. Her
   small unit of six), a batch cap, and which features are on:
   a subset of the update rules, of the decay and beta layouts, of the dtypes, explicit scales, and
   whether the slowest backend takes part (``SLOW_BACKENDS``), which of the two runtimes of the
-  WGSL kernel run it (``KERNEL_RUNTIMES``: one of them, or both), and whether the unit climbs the
-  error ratio (``TARGETING``). The oracle always takes part.
+  WGSL kernel run it (``KERNEL_RUNTIMES``: one of them, or both), whether the chunked prefill or a
+  GPU's geometry (``CHUNKED_RUNTIME``, ``WIDE_RUNTIME``) stands in for one of them, and whether the
+  unit climbs the error ratio (``TARGETING``). The oracle always takes part.
 
 Inside a unit the shapes repeat, so compiled kernel pipelines and ORT sessions are reused; across
 units the campaign covers the contract.
@@ -34,7 +35,8 @@ import random
 from dataclasses import dataclass
 
 from fuzz.engine.strategies import Limits
-from kernels.shader import CHUNK_SIZE
+from kernels.linear_attention import WIDE_ROW_GROUPS
+from kernels.shader import CHUNK_SIZE, KernelSpec
 from oracles.validation import UPDATE_RULES
 
 
@@ -96,6 +98,15 @@ token loop on wgpu-native. On lavapipe its calls cost several times the loop's: 
 it took 87.8 of a default campaign's 360 worker-seconds (seed 4215104394, 66.8 cases/s)."""
 
 CHUNKED_UNITS = 0.1
+
+WIDE_RUNTIME = "wgpu-wide"
+"""The kernel's geometry of a GPU with subgroups of 32 (on Dawn): up to 32 row groups per column, with
+the staged checkpoint stores that heads of ``d_k > 64`` then take, the path an H200 runs at real head
+sizes, which lavapipe's own geometry (16 row groups) never compiles. ``WIDE_UNITS`` of the units whose
+head sizes stage run it in place of Dawn's default geometry. On lavapipe its calls of such heads cost
+2.5-3.4x Dawn's (measured at d = 72-256)."""
+
+WIDE_UNITS = 0.2
 
 TARGETING = 0.25
 """The share of units that climb the error/tolerance ratio (Hypothesis's target phase): the hunt for
@@ -179,7 +190,7 @@ def sitting_out(plan: UnitPlan, names: tuple[str, ...]) -> frozenset[str]:
     """The backends among ``names`` that ``plan`` leaves out, never every kernel runtime of the campaign
     (the first of them in ``KERNEL_RUNTIMES`` order then runs)."""
     out = set(plan.sit_out) & set(names)
-    runtimes = [r for r in (*KERNEL_RUNTIMES, CHUNKED_RUNTIME) if r in names]
+    runtimes = [r for r in (*KERNEL_RUNTIMES, CHUNKED_RUNTIME, WIDE_RUNTIME) if r in names]
     if runtimes and set(runtimes) <= out:
         out.discard(runtimes[0])
     return frozenset(out)
@@ -215,5 +226,7 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     if rng.random() >= BOTH_RUNTIMES:
         sit_out |= {rng.choice(KERNEL_RUNTIMES)}
     sit_out |= {KERNEL_RUNTIMES[0] if rng.random() < CHUNKED_UNITS else CHUNKED_RUNTIME}
+    staged = any(KernelSpec.for_sizes("float32", d, d, WIDE_ROW_GROUPS).staged_stores for d in sizes)
+    sit_out |= {KERNEL_RUNTIMES[1] if staged and rng.random() < WIDE_UNITS else WIDE_RUNTIME}
     return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS,
                     targeting=targeting)

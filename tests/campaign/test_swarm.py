@@ -31,7 +31,8 @@ def test_plans_reach_what_the_old_slice_never_did() -> None:
     assert {1, 9, 16, 17, 33, 64, 65, 128, 129, 256} <= sizes
     assert max(p.limits.max_seq_len for p in plans) == 64 and max(p.limits.max_batch for p in plans) == 4
     assert any(p.limits.rules != Limits().rules for p in plans) and any(p.sit_out for p in plans)
-    assert any(p.sit_out == {swarm.CHUNKED_RUNTIME} for p in plans), "no unit with every other backend"
+    assert any(p.sit_out == {swarm.CHUNKED_RUNTIME, swarm.WIDE_RUNTIME} for p in plans), \
+        "no unit with every other backend"
 
 
 def test_a_plan_stays_within_its_tiers_cost_cap() -> None:
@@ -84,9 +85,10 @@ def test_profiles_do_not_inherit_the_profile_loaded_when_they_are_built() -> Non
 
 def test_units_run_the_kernel_on_one_runtime_or_more_never_none() -> None:
     """Both token-loop runtimes in ``BOTH_RUNTIMES`` of the units, the chunked prefill in place of
-    wgpu-native's token loop in ``CHUNKED_UNITS``, and never no kernel at all."""
+    wgpu-native's token loop in ``CHUNKED_UNITS``, and never no kernel at all (a GPU's geometry stands
+    in for Dawn's: ``test_a_gpus_geometry_stands_in_for_dawns_where_heads_stage``)."""
     plans = [swarm.plan(seed, 50) for seed in range(2000)]
-    runtimes = {*swarm.KERNEL_RUNTIMES, swarm.CHUNKED_RUNTIME}
+    runtimes = {*swarm.KERNEL_RUNTIMES, swarm.CHUNKED_RUNTIME, swarm.WIDE_RUNTIME}
     running = [runtimes - p.sit_out for p in plans]
     assert all(running)
     # two runtimes: both token loops, or Dawn's beside the chunked prefill where wgpu's loop sat out anyway
@@ -97,3 +99,14 @@ def test_units_run_the_kernel_on_one_runtime_or_more_never_none() -> None:
     one = next(p for p in plans if "wgpu" in p.sit_out and "wgpu-dawn" not in p.sit_out)
     assert swarm.sitting_out(one, ("oracle", "wgpu", "wgpu-dawn")) >= {"wgpu"}
     assert "wgpu" not in swarm.sitting_out(one, ("oracle", "wgpu")), "the only kernel runtime of a campaign sat out"
+
+
+def test_a_gpus_geometry_stands_in_for_dawns_where_heads_stage() -> None:
+    """``wgpu-wide`` runs only in units whose head sizes take the staged checkpoint stores at 32 row
+    groups (``d > 64``), in ``WIDE_UNITS`` of those, and always in place of Dawn's default geometry."""
+    plans = [swarm.plan(seed, 50) for seed in range(4000)]
+    staging = [p for p in plans if max(p.limits.head_dim_pool) > 64]
+    wide = [p for p in plans if swarm.WIDE_RUNTIME not in p.sit_out]
+    assert wide and all(max(p.limits.head_dim_pool) > 64 for p in wide)
+    assert all("wgpu-dawn" in p.sit_out for p in wide)
+    assert abs(len(wide) / len(staging) - swarm.WIDE_UNITS) < 0.04

@@ -23,6 +23,7 @@ from fuzz.campaign.unit import run_unit
 from fuzz.engine.case import Case
 from fuzz.engine.strategies import Limits
 from fuzz.findings import Kind
+from kernels.linear_attention import WIDE_ROW_GROUPS
 from kernels.shader import CHUNK_SIZE, KernelSpec
 
 PROPERTY = "backends-agree"
@@ -46,6 +47,7 @@ REGION: dict[str, Callable[[Case], bool]] = {
     "batch-alias": lambda c: c.dims().batch >= 3,
     "tile-stride": lambda c: _tiles(c) >= 2,
     "chunk-offset": lambda c: c.dims().seq_len > CHUNK_SIZE,
+    "staged-rows": lambda c: KernelSpec.for_dims(c.dims(), WIDE_ROW_GROUPS).staged_stores,
 }
 """Where each mutant is wrong: its minimal case must lie there."""
 

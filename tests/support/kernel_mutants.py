@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuzz.backends.wgpu_kernel import WgpuDawnBackend
+from kernels.linear_attention import WIDE_ROW_GROUPS
 from kernels.shader import TEMPLATES, template_source
 
 
@@ -29,6 +30,9 @@ class Patch:
     new: str
     chunked: bool = False
     """The line is in the chunked prefill's template (else in the token loop's or the prelude)."""
+    wide: bool = False
+    """The mutant compiles a GPU's geometry (up to 32 row groups, ``fuzz.backends.wgpu_kernel.WgpuWideBackend``):
+    the line is in a section only that geometry keeps."""
 
     def template(self) -> str:
         source = template_source(TEMPLATES[self.chunked])
@@ -55,6 +59,9 @@ PATCHES = (
     Patch("chunk-offset", "T >= 17 in the chunked prefill: chunks after the first read their inputs one "
           "token early", "let first = b * seq_len + c0;", "let first = b * seq_len + c0 - select(0u, 1u, c0 > 0u);",
           chunked=True),
+    Patch("staged-rows", "d_k > 64 on a GPU's geometry: the staged checkpoint stores rotate the rows of each stage",
+          "let i = (e / COLS / STAGE_ROWS) * RPT + p + (e / COLS) % STAGE_ROWS;",
+          "let i = (e / COLS / STAGE_ROWS) * RPT + p + (e / COLS + 1u) % STAGE_ROWS;", wide=True),
 )
 
 
@@ -70,6 +77,8 @@ class KernelMutant(WgpuDawnBackend):
             self.prefill = "chunked"
         else:
             self.template = self.patch.template()
+        if self.patch.wide:
+            self.software_row_groups = WIDE_ROW_GROUPS
         super().__init__(adapter)
 
 
@@ -80,6 +89,6 @@ def _mutant(class_name: str, patch: Patch) -> type[KernelMutant]:
 
 MUTANTS = tuple(_mutant(name, patch) for name, patch in zip(
     ("GroupedKeyHeads", "GqaInterleaved", "ShortReduction", "StaleGate", "BatchAlias", "TileStride",
-     "ChunkOffset"), PATCHES, strict=True))
+     "ChunkOffset", "StagedRows"), PATCHES, strict=True))
 """One backend class per patch; campaign workers import them as ``support.kernel_mutants:GroupedKeyHeads``..."""
-GroupedKeyHeads, GqaInterleaved, ShortReduction, StaleGate, BatchAlias, TileStride, ChunkOffset = MUTANTS
+GroupedKeyHeads, GqaInterleaved, ShortReduction, StaleGate, BatchAlias, TileStride, ChunkOffset, StagedRows = MUTANTS
