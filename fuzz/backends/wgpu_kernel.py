@@ -191,9 +191,9 @@ class WgpuNativeBackend(_WgslKernelBackend):
     name = "wgpu"
     implementation = "wgpu"
     software_path = "workgroup"
-    """On lavapipe, naga's SPIR-V of the subgroup kernel took 264 ms to compile per geometry class against
-    41 ms for the workgroup kernel (measured), which halved campaign throughput; Dawn (Tint) compiles the
-    subgroup kernel in 40 ms and keeps it there, so a campaign on a CPU still runs both reductions."""
+    """On lavapipe Dawn takes the subgroup reduction wherever it fits (row groups up to the subgroup size
+    of 8), so wgpu-native keeps the workgroup one: a campaign on a CPU runs both reductions at the small
+    head sizes, where only the subgroup one would otherwise be compiled."""
 
 
 class WgpuDawnBackend(_WgslKernelBackend):
