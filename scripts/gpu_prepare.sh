@@ -13,7 +13,9 @@ platforms=()
 for n in 1 2014 2_17 2_24 2_27 2_28 2_31 2_34 2_35; do
   case $n in 1|2014) platforms+=(--platform "manylinux${n}_x86_64");; *) platforms+=(--platform "manylinux_${n}_x86_64");; esac
 done
-for pkg in wgpu==0.32.0 wgpudawn==0.32.0.4 cffi pycparser rendercanvas sniffio onnxruntime-ep-webgpu==0.4.0; do
+# the project's Hypothesis pin too: derandomized tests then draw there exactly what they draw here
+hypothesis=$(grep -o 'hypothesis==[0-9.]*' pyproject.toml)
+for pkg in wgpu==0.32.0 wgpudawn==0.32.0.4 cffi pycparser rendercanvas sniffio onnxruntime-ep-webgpu==0.4.0 "$hypothesis"; do
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     "${platforms[@]}" -d .whl "$pkg"
 done
