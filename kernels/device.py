@@ -124,6 +124,13 @@ class DeviceTensor:
     Storage sizes are rounded up to 4 bytes (WebGPU's copy and binding granularity), which
     matters only for odd-sized float16 arrays. ``release`` frees the buffer now; otherwise it is
     freed (and uncounted) when the tensor is garbage-collected.
+
+    ``zero_slots`` is how many leading slots (of a 5-D state tensor) are known to hold exact zeros
+    once the work recorded so far has run in queue order (0: unknown). The kernel's dispatches set it
+    (``BoundCall.encode``: a call of ``T < W`` tokens leaves ``W - T``) and skip storing zeros it already
+    holds; every other write must lower it: ``GpuDevice.upload`` into the tensor resets it, a slot copy
+    into it (``LinearAttentionKernel.encode_slot_copy``) keeps only the slots before the one it writes.
+    Code that writes a tensor's buffer any other way must reset it to 0.
     """
 
     def __init__(self, device: GpuDevice, shape: tuple[int, ...], dtype: np.dtype, label: str,
@@ -133,6 +140,7 @@ class DeviceTensor:
         self.dtype = np.dtype(dtype)
         self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
         self.buffer = device.create_buffer(max(4, -(-self.nbytes // 4) * 4), label, extra_usage)
+        self.zero_slots = 0
         self._finalizer = weakref.finalize(self, device.forget_buffer, self.buffer)
 
     @property
@@ -243,7 +251,11 @@ class GpuDevice:
         return DeviceTensor(self, shape, dtype, label, extra_usage)
 
     def upload(self, array: np.ndarray, label: str, into: DeviceTensor | None = None) -> DeviceTensor:
-        """Copy a host array to a new device tensor, or into ``into`` (same shape and dtype)."""
+        """Copy a host array to a new device tensor, or into ``into`` (same shape and dtype).
+
+        The copy is a queue write: it runs before any command buffer submitted after this call, even
+        one encoded before it, so work that reads ``zero_slots`` must be encoded after its uploads.
+        """
         array = np.ascontiguousarray(array)
         tensor = into if into is not None else self.tensor(array.shape, array.dtype, label)
         if (tensor.shape, tensor.dtype) != (array.shape, array.dtype):
@@ -251,6 +263,7 @@ class GpuDevice:
         data = array.tobytes()
         data += b"\0" * (tensor.size - len(data))
         self.queue.write_buffer(tensor.buffer, 0, data)
+        tensor.zero_slots = 0
         return tensor
 
     def download(self, tensor: DeviceTensor) -> np.ndarray:

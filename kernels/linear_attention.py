@@ -56,8 +56,15 @@ KERNEL_DTYPES = ("float32", "float16")
 """Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
 
 PARAMS_BYTES = CallParams.WORDS * 4
-"""The per-call uniform (sizes, heads, layouts, window, scale, seed offset): the kernel's only device
-scratch (besides a few KiB of workgroup memory for the reductions, which is no buffer)."""
+"""The per-call uniform (sizes, heads, layouts, window, scale, seed offset): with its ``zeros_known``
+twin (``scratch_bytes``), the kernel's only device scratch (besides a few KiB of workgroup memory for the
+reductions, which is no buffer)."""
+
+
+def scratch_bytes(state_window: int, seq_len: int) -> int:
+    """The device scratch of one bound call: its uniform, and where ``T < W`` a second one with
+    ``zeros_known`` set, which dispatches take when the leading zero slots need not be stored again."""
+    return PARAMS_BYTES * (2 if state_window > seq_len else 1)
 
 
 def _stand_in(tensor: DeviceTensor | None) -> np.ndarray | None:
@@ -95,6 +102,13 @@ class BoundCall:
     with ``into=``) runs the next call with no other host traffic. The seed is slot
     ``seed_slot`` of ``seed`` (``past_state``, or ``present_state`` when aliased); with
     ``slot_bound`` it is bound as that one slot on its own, so another slot can be rebound in its place.
+
+    A call of ``T < W`` tokens has a second uniform, ``skip_params`` (``zeros_known`` set), and bind
+    group, ``skip_group``: ``encode`` takes them when ``present_state.zero_slots`` says the buffer already
+    holds the leading ``W - T`` zero slots, so decode (``T = 1``) does not store ``W - 1`` slots of zeros on
+    every dispatch. ``encode`` updates that count as it records, so encoded work must be submitted in the
+    order it was encoded (``dispatch`` submits at once; ``kernels.timing`` and ``fuzz.bench`` submit each
+    command buffer they record before recording the next).
     """
 
     kernel: LinearAttentionKernel
@@ -109,6 +123,12 @@ class BoundCall:
     bind_group: Any
     seed_slot: int = 0
     slot_bound: bool = False
+    skip_params: DeviceTensor | None = None
+    """The uniform with ``zeros_known`` set (None where the call leaves no leading zero slot: ``T >= W``)."""
+    skip_group: Any = None
+    """The bind group of ``skip_params`` over the same tensors as ``bind_group`` (None with it)."""
+    zero_skips: int = 0
+    """Passes of this call encoded on ``skip_group``: how often storing the leading zeros was skipped."""
     rebound: dict[tuple[int, int, int], BoundCall] = field(default_factory=dict, repr=False)
     """Calls of this family with other seeds and present states, by (seed id, slot, present id)."""
 
@@ -122,13 +142,28 @@ class BoundCall:
         """The tensor the seed is read from (None without a past state)."""
         return self.present_state if self.aliased else self.tensors.get("past_state")
 
+    @property
+    def leading_zero_slots(self) -> int:
+        """The leading slots of ``present_state`` this call leaves exactly zero: ``W - T``, or 0 for ``T >= W``."""
+        return max(self.dims.state_window - self.dims.seq_len, 0)
+
     def encode(self, encoder: Any, timestamp_writes: Any = None) -> None:
-        """Record this call's compute pass into a command encoder."""
+        """Record this call's compute pass into a command encoder, and what it leaves in ``present_state``.
+
+        The pass skips storing the leading zero slots (``skip_group``) where ``present_state.zero_slots``
+        says the work recorded before it leaves them in place, else stores them (``bind_group``); either
+        way ``present_state.zero_slots`` becomes ``leading_zero_slots``. Submit what was encoded in the order
+        it was encoded, and write the present state no other way between encoding and submitting.
+        """
+        zeros = self.leading_zero_slots
+        skip = self.skip_group is not None and self.present_state.zero_slots >= zeros
         compute = encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
         compute.set_pipeline(self.pipeline)
-        compute.set_bind_group(0, self.bind_group)
+        compute.set_bind_group(0, self.skip_group if skip else self.bind_group)
         compute.dispatch_workgroups(*self.spec.workgroups(self.dims))
         compute.end()
+        self.zero_skips += skip
+        self.present_state.zero_slots = zeros
 
     def dispatch(self, times: int = 1) -> None:
         """Submit the call ``times`` times in one command buffer (no host transfer, no wait)."""
@@ -145,19 +180,22 @@ class BoundCall:
         key = (id(seed), slot, id(present_state))
         if key not in self.rebound:
             tensors = {**self.tensors, "past_state": seed, "present_state": present_state}
-            group = self.make_bind_group(tensors, slot)
+            group, skip_group = self.make_bind_groups(tensors, slot)
             self.rebound[key] = replace(self, tensors=tensors, present_state=present_state, bind_group=group,
-                                        seed_slot=slot)
+                                        skip_group=skip_group, seed_slot=slot, zero_skips=0)
         return self.rebound[key]
 
-    def make_bind_group(self, tensors: Mapping[str, DeviceTensor], seed_slot: int | None) -> Any:
-        """A bind group of this call's pipeline and uniform over ``tensors`` (``seed_slot``: see ``bind_group``)."""
-        return self.kernel.bind_group(self.pipeline, self.uniform, self.params, tensors, seed_slot)
+    def make_bind_groups(self, tensors: Mapping[str, DeviceTensor], seed_slot: int | None) -> tuple[Any, Any]:
+        """The bind groups of this call's pipeline over ``tensors``: on ``params``, and on ``skip_params``
+        (None without it); ``seed_slot``: see ``LinearAttentionKernel.bind_group``."""
+        return self.kernel.bind_groups(self.pipeline, self.uniform, self.params, self.skip_params, tensors, seed_slot)
 
     def release(self) -> None:
-        """Free the uniform this call's family owns (the bound tensors belong to the caller)."""
+        """Free the uniforms this call's family owns (the bound tensors belong to the caller)."""
         self.rebound.clear()
         self.params.release()
+        if self.skip_params is not None:
+            self.skip_params.release()
 
 
 @dataclass(frozen=True)
@@ -304,12 +342,19 @@ class LinearAttentionKernel:
                       and self.slot_range(seed, seed_slot) is not None)
         slot_elems = dims.batch * dims.kv_heads * dims.d_k * dims.d_v
         uniform = CallParams.for_call(dims, aliased, 0 if slot_bound else seed_slot * slot_elems)
-        params = self.device.tensor((CallParams.WORDS,), np.uint32, "params", self.device.module.BufferUsage.UNIFORM)
-        self.device.upload(uniform.pack(), "params", into=params)
+        params = self._uniform_tensor(uniform)
+        skip_params = self._uniform_tensor(replace(uniform, zeros_known=1)) if dims.state_window > dims.seq_len \
+            else None
         pipeline = self.pipeline(spec)
-        group = self.bind_group(pipeline, uniform, params, bound, seed_slot if slot_bound else None)
+        group, skip_group = self.bind_groups(pipeline, uniform, params, skip_params, bound,
+                                             seed_slot if slot_bound else None)
         return BoundCall(self, dims, spec, uniform, bound, output, present_state, params, pipeline, group, seed_slot,
-                         slot_bound)
+                         slot_bound, skip_params, skip_group)
+
+    def _uniform_tensor(self, uniform: CallParams) -> DeviceTensor:
+        """A uniform buffer holding ``uniform``."""
+        params = self.device.tensor((CallParams.WORDS,), np.uint32, "params", self.device.module.BufferUsage.UNIFORM)
+        return self.device.upload(uniform.pack(), "params", into=params)
 
     def slot_range(self, tensor: DeviceTensor, slot: int) -> tuple[int, int] | None:
         """``(offset, size)`` binding slot ``slot`` of a 5-D state on its own; None where the offset is unaligned.
@@ -341,6 +386,12 @@ class LinearAttentionKernel:
             entries.append({"binding": binding, "resource": {"buffer": tensor.buffer, "offset": offset, "size": size}})
         return self.device.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
 
+    def bind_groups(self, pipeline: Any, uniform: CallParams, params: DeviceTensor, skip_params: DeviceTensor | None,
+                    bound: Mapping[str, DeviceTensor], seed_slot: int | None) -> tuple[Any, Any]:
+        """``bind_group`` on ``params`` and on ``skip_params`` (None where there is none): a call's pair."""
+        skip = None if skip_params is None else self.bind_group(pipeline, uniform, skip_params, bound, seed_slot)
+        return self.bind_group(pipeline, uniform, params, bound, seed_slot), skip
+
     def copy_slot(self, source: DeviceTensor, slot: int, destination: DeviceTensor, destination_slot: int) -> None:
         """Copy window slot ``slot`` of ``source`` into slot ``destination_slot`` of ``destination`` on the GPU.
 
@@ -368,7 +419,8 @@ class LinearAttentionKernel:
 
         The recording half of ``copy_slot`` (which submits it), for callers that put the copy in
         their own command buffer, e.g. between timed passes. ``source`` and ``destination`` must be
-        different tensors (WebGPU forbids a copy within one buffer).
+        different tensors (WebGPU forbids a copy within one buffer). Of the destination's known zero
+        slots (``DeviceTensor.zero_slots``) only those before ``destination_slot`` remain known.
         """
         if source is destination:
             raise ValueError("encode_slot_copy: source and destination are one buffer; use copy_slot")
@@ -379,6 +431,7 @@ class LinearAttentionKernel:
             raise KernelUnsupported(f"copy_slot: a slot of {slot_bytes} bytes is not a multiple of 4 bytes")
         encoder.copy_buffer_to_buffer(source.buffer, slot * slot_bytes, destination.buffer,
                                       destination_slot * slot_bytes, slot_bytes)
+        destination.zero_slots = min(destination.zero_slots, destination_slot)
 
     def rebind_blocker(self, call: BoundCall, slot: int) -> str | None:
         """Why slot ``slot`` of ``call.present_state`` cannot be rebound as the next seed; None if it can."""

@@ -159,6 +159,9 @@ class CallParams:
     decay_mode: int
     beta_mode: int
     seed_mode: int
+    zeros_known: int = 0
+    """1: the present state's leading ``W - T`` slots already hold exact zeros and are not stored again
+    (``BoundCall.encode`` picks the uniform with it set only where the host knows that); 0: store them."""
 
     WORDS = 16
 

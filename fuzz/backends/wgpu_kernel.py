@@ -2,8 +2,9 @@
 
 Both run the same WGSL and the same Python (``kernels``); only the WebGPU implementation under
 them differs, so a disagreement between them is a compiler or runtime difference. Both offer the
-device-resident chain (``run_chain``): one prepared call re-dispatched over a chain's calls, each
-resuming from the previous one's accepted slot by the kernel's own select-and-resume.
+device-resident chain (``run_chain``): one prepared call per call length re-dispatched over a chain's
+calls, all on one pair of state buffers, each resuming from the previous one's accepted slot by the
+kernel's own select-and-resume.
 """
 
 from __future__ import annotations
@@ -45,34 +46,63 @@ from oracles.validation import ValidationError
 def run_device_chain(kernel: LinearAttentionKernel, case: Case, chain: Chain) -> list[ChainCall]:
     """The calls of a chain case on the GPU, the state never passing through the host.
 
-    The first call's inputs are uploaded and bound once (past and present state aliased when the
-    case is); each later call uploads only its tokens into the bound inputs and is dispatched as
-    ``kernel.accept`` returned it: rebound to the accepted slot, or after a GPU copy into the seed.
-    Results are downloaded after each call for the caller to check; nothing is uploaded back.
+    The past state is uploaded once; every call of the chain, whatever its length, reads and writes
+    the same two state buffers (one when the case is aliased), through a call prepared once per call
+    length, so a present state is written in turn by calls of ``T >= W`` and of ``T < W`` (whose
+    leading zero slots the kernel stores only where it does not know them to be there already). Each
+    call uploads only its tokens into its length's inputs and is dispatched as ``kernel.accept`` left
+    the previous one: rebound to the accepted slot, or after a GPU copy into the seed. Results are
+    downloaded after each call for the caller to check; nothing is uploaded back.
     """
     device = kernel.device
-    first = chain.call(case, 0)
-    dims = first.dims()
-    check_supported(device, dims)  # before anything is allocated
-    inputs = {name: device.upload(x, name) for name, x in first.inputs.items()}
-    past = inputs.get("past_state")
-    call = kernel.prepare(**inputs, q_num_heads=dims.q_heads, kv_num_heads=dims.kv_heads,
-                          update_rule=dims.update_rule, scale=dims.scale, state_window=dims.state_window,
-                          present_state=past if case.aliased else None)
-    workspace = Workspace(inputs, call)
-    calls, seeded_by = [], "past_state"
+    cases = [chain.call(case, index) for index in range(chain.calls)]
+    for call_case in cases:
+        check_supported(device, call_case.dims())  # before anything is allocated
+    dims = cases[0].dims()
+    past = device.upload(cases[0].inputs["past_state"], "past_state")
+    present = past if case.aliased else device.tensor(dims.state_shape, dims.dtype, "present_state")
+    by_length: dict[int, Workspace] = {}
+    calls, seeded_by, previous = [], "past_state", None
     try:
-        for index in range(chain.calls):
-            if index:
-                _upload_tokens(device, inputs, chain.call(case, index))
+        for index, call_case in enumerate(cases):
+            workspace = by_length.get(call_case.seq_len)
+            if workspace is None:
+                workspace = by_length[call_case.seq_len] = _bind_length(kernel, call_case, past, present)
+            else:
+                _upload_tokens(device, workspace.inputs, call_case)
+            call = workspace.call if previous is None else _bound_like(workspace.call, previous)
             accepted = chain.accepted[index] if index < len(chain.accepted) else None
             (output, present_state), selection = _dispatch_and_accept(kernel, call, accepted, chain.mode)
             calls.append(ChainCall(output, present_state, seeded_by))
             if selection is not None:
-                call, seeded_by = selection.call, selection.path
+                previous, seeded_by = selection.call, selection.path
     finally:
-        workspace.release()
+        for workspace in by_length.values():
+            workspace.call.output.release()
+            workspace.call.release()
+            for tensor in workspace.inputs.values():
+                tensor.release()
+        present.release()
+        past.release()
     return calls
+
+
+def _bind_length(kernel: LinearAttentionKernel, call: Case, past: DeviceTensor, present: DeviceTensor) -> Workspace:
+    """The tokens of a chain's call uploaded and bound to the chain's state buffers: the workspace of its length."""
+    dims = call.dims()
+    inputs = {name: kernel.device.upload(x, name) for name, x in call.inputs.items() if name in SEQUENCE_INPUTS}
+    bound = kernel.prepare(**inputs, past_state=past, present_state=present, q_num_heads=dims.q_heads,
+                           kv_num_heads=dims.kv_heads, update_rule=dims.update_rule, scale=dims.scale,
+                           state_window=dims.state_window)
+    return Workspace(inputs, bound)
+
+
+def _bound_like(call: BoundCall, like: BoundCall) -> BoundCall:
+    """``call`` reading its seed where ``like`` does and writing ``like``'s present state: ``call`` itself, or
+    the same call rebound (``accept`` left ``like`` rebound to a slot; ``call`` may be of another length)."""
+    if like.seed is call.seed and like.seed_slot == call.seed_slot and like.present_state is call.present_state:
+        return call
+    return call.with_seed(like.seed, like.seed_slot, like.present_state)
 
 
 def _upload_tokens(device: GpuDevice, inputs: dict[str, DeviceTensor], call: Case) -> None:

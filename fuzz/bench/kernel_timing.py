@@ -10,8 +10,9 @@ slot that holds ``a`` tokens adds to a resumed sequence, on one of two paths:
 
 - rebind (where the slot's offset is aligned): the next call reads its seed straight from the
   slot: span [call, call seeded from the slot] minus span [call, call] (about zero: no GPU work
-  is added). The host creates one bind group per slot, once; its time is reported beside it, not
-  added, since a resumed sequence reuses it.
+  is added). The host creates the bind groups of each slot (two where ``T < W``: see
+  ``BoundCall.skip_group``), once; their time is reported beside it, not added, since a resumed
+  sequence reuses them.
 - copy: span [call, copy of the slot, call] minus the same baseline, so it includes the copy and
   the barrier it adds: the whole GPU-side cost of selecting that way.
 
@@ -119,13 +120,14 @@ def select_series(workload: Workload, key: tuple) -> tuple[dict[Hashable, Sample
 
 
 def bind_group_time(workload: Workload, accepted: int, protocol: Protocol) -> Timing:
-    """Host time to create the bind group that seeds the next call from the slot (uncached)."""
+    """Host time to create the bind groups that seed the next call from the slot (uncached; two where
+    ``T < W``: with and without storing the leading zero slots)."""
     call = workload.call
     bound = {**call.tensors, "past_state": call.present_state, "present_state": workload.inputs["past_state"]}
     slot = _slot(workload, accepted)
 
     def create() -> None:
-        call.make_bind_group(bound, slot)
+        call.make_bind_groups(bound, slot)
 
     return run_protocol(protocol, HOST_CLOCK, fenced_wall_sampler(create, lambda: None))
 

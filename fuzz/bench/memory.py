@@ -2,8 +2,9 @@
 
 Expected bytes are computed here from the shapes alone - inputs, the past state (``W`` slots, or
 one 4-D state at ``W = 0``), the output, the present state (the declared window) and the kernel's
-only scratch, a 64-byte uniform - each padded to WebGPU's 4-byte granularity, and compared with the
-live bytes the counters saw appear when the call was bound. Growth is the change in live bytes,
+only scratch, a 64-byte uniform (two where ``T < W``: ``kernels.linear_attention.scratch_bytes``) -
+each padded to WebGPU's 4-byte granularity, and compared with the live bytes the counters saw appear
+when the call was bound. Growth is the change in live bytes,
 live buffers and allocations over many select-and-resume cycles (dispatch, slot copy) after
 that: it must be zero for every counter.
 """
@@ -16,7 +17,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from kernels.device import GpuDevice
-from kernels.linear_attention import PARAMS_BYTES
+from kernels.linear_attention import scratch_bytes
 from oracles.rollback import represented_acceptances
 
 from .workload import Shape, Workload
@@ -39,7 +40,7 @@ def expected_bytes(shape: Shape, seq_len: int, window: int, dtype: str) -> dict[
         "past_state": state,
         "output": _padded(token_rows * d_v, dtype),
         "window": state,
-        "scratch": PARAMS_BYTES,
+        "scratch": scratch_bytes(window, seq_len),
     }
 
 

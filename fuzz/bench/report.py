@@ -20,7 +20,7 @@ DEFINITIONS = """\
   separate bindings where the slot's offset meets the binding alignment), measured as
   span[call, call seeded from the slot] - span[call, call], or *copy*, measured as
   span[call, copy, call] - span[call, call]. Where both exist both are shown; the host time of
-  creating the rebind's bind group (once per slot, then cached) is shown beside it, not added.
+  creating the rebind's bind groups (once per slot, then cached) is shown beside it, not added.
   The rerun is timed as its own pass and the copy with the barrier it adds: the comparison leans
   against the window, never for it.
 - p* = (verify_W - verify_0) / E[prefix_rerun - checkpoint_select | rejection], the expectation over

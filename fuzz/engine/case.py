@@ -117,8 +117,9 @@ class Case:
             parts.append(f"draft={self.notes['draft_len']} accepted={self.notes['accepted']}")
         if "chain_accepted" in self.notes:
             accepted = ",".join(str(a) for a in self.notes["chain_accepted"])
-            parts.append(f"chain of {self.notes['call_len']}-token calls accepted={accepted} "
-                         f"resume={self.notes['accept_mode']}")
+            lens = self.notes.get("call_lens", self.notes.get("call_len"))
+            lens = ",".join(str(n) for n in lens) if isinstance(lens, list) else lens
+            parts.append(f"chain of calls of {lens} tokens accepted={accepted} resume={self.notes['accept_mode']}")
         return " ".join(parts)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:

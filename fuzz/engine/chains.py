@@ -1,7 +1,9 @@
 """Chains of calls cut from one case: what a speculative decoder does between rollbacks.
 
-A chain case holds the tokens of every call of the chain back to back (``T = calls * call_len``)
-and the past state of the first call; its notes say how long each call is, how many tokens of
+A chain case holds the tokens of every call of the chain back to back (``T`` is the sum of the
+calls' lengths) and the past state of the first call; its notes say how long each call is (calls of
+one chain may differ, as a decoder's verify and decode calls do, so that one device-resident present
+state is written by calls of ``T >= W`` and ``T < W`` in turn), how many tokens of
 each call but the last were accepted (``oracles.rollback``: 0, or a count the window represents;
 all of them continues from the last state) and which select-and-resume path a device-resident
 backend should ask for (``"rebind"`` where the slot's offset allows it, else a GPU copy;
@@ -41,33 +43,42 @@ def token_spans(case: Case, *spans: tuple[int, int]) -> Case:
 
 @dataclass(frozen=True)
 class Chain:
-    """The calls of a chain case: their length, what was accepted of each, and the resume path asked for."""
+    """The calls of a chain case: their lengths, what was accepted of each, and the resume path asked for."""
 
-    call_len: int
+    call_lens: tuple[int, ...]
+    """Tokens of each call, in order."""
     accepted: tuple[int, ...]
     """Tokens accepted of each call but the last (what the next call resumes from)."""
     mode: AcceptMode
 
+    def __post_init__(self) -> None:
+        if len(self.accepted) != len(self.call_lens) - 1:
+            raise ValueError(f"chain: {len(self.call_lens)} calls need {len(self.call_lens) - 1} acceptances, "
+                             f"got {len(self.accepted)}")
+
     @property
     def calls(self) -> int:
         """How many calls the chain makes (one more than it accepts from)."""
-        return len(self.accepted) + 1
+        return len(self.call_lens)
 
     @classmethod
     def of(cls, case: Case) -> Chain:
-        """The chain a case's notes describe (``notes()`` wrote them)."""
+        """The chain a case's notes describe (``notes()`` wrote them; a case saved when every call of a
+        chain had one length says ``call_len`` instead of ``call_lens``)."""
         notes = case.notes
-        return cls(int(notes["call_len"]), tuple(int(a) for a in notes["chain_accepted"]), notes["accept_mode"])
+        accepted = tuple(int(a) for a in notes["chain_accepted"])
+        lens = notes["call_lens"] if "call_lens" in notes else [notes["call_len"]] * (len(accepted) + 1)
+        return cls(tuple(int(n) for n in lens), accepted, notes["accept_mode"])
 
     def notes(self) -> dict[str, Any]:
         """The case notes that describe this chain (JSON-ready)."""
-        return {"call_len": self.call_len, "chain_accepted": list(self.accepted), "accept_mode": self.mode}
+        return {"call_lens": list(self.call_lens), "chain_accepted": list(self.accepted), "accept_mode": self.mode}
 
     def call(self, case: Case, index: int, past_state: np.ndarray | None = None) -> Case:
         """Call ``index`` of the chain as a case of its own: its tokens, seeded with ``past_state``
         (default: the case's, which is the first call's)."""
-        start = index * self.call_len
-        call = token_spans(case, (start, start + self.call_len))
+        start = sum(self.call_lens[:index])
+        call = token_spans(case, (start, start + self.call_lens[index]))
         return call if past_state is None else call.with_inputs(past_state=past_state)
 
 
@@ -88,16 +99,19 @@ def _wide_slots(limits: Limits) -> Limits:
 def chain_cases(draw: st.DrawFn, limits: Limits) -> Case:
     """A chain of 2 to ``MAX_CALLS`` calls of one shape with a past state and ``W >= 1``.
 
-    Each acceptance is drawn like ``strategies.resume_cases``' (0 first, so failures shrink to it),
+    Each call's length is drawn on its own (``seq_lens``: ``T = W`` and ``T = W - 1`` often, so a present
+    state written by a call of ``T >= W`` is often the next decode call's, whose leading slots must then be
+    stored as zeros again: ``kernels.BoundCall.encode``). Each acceptance is drawn like
+    ``strategies.resume_cases``' (0 first, so failures shrink to it),
     then the path asked for and the binding: an aliased one resumes by copy only, and accepting 0
     tokens there restores a saved seed. Half the chains have wide slots (``_wide_slots``).
     """
     w = draw(windows(limits, 1))
-    call_len = draw(seq_lens(limits, w))
     calls = draw(st.integers(2, MAX_CALLS))
+    call_lens = tuple(draw(seq_lens(limits, w)) for _ in range(calls))
     sizes = _wide_slots(limits) if draw(st.booleans()) else limits
-    shape = draw(shapes(sizes, state_window=st.just(w), seq_len=st.just(calls * call_len)))
+    shape = draw(shapes(sizes, state_window=st.just(w), seq_len=st.just(sum(call_lens))))
     layout = draw(layouts(limits, has_past=True))
-    choices = one_of_values((0, *represented_acceptances(call_len, w)))
-    chain = Chain(call_len, tuple(draw(choices) for _ in range(calls - 1)), draw(one_of_values(ACCEPT_MODES)))
+    accepted = tuple(draw(one_of_values((0, *represented_acceptances(n, w)))) for n in call_lens[:-1])
+    chain = Chain(call_lens, accepted, draw(one_of_values(ACCEPT_MODES)))
     return build_case(shape, layout, draw(numerics()), aliased=draw(st.booleans()), notes=chain.notes())

@@ -335,10 +335,10 @@ def check_device_chain(case: Case, backends: Sequence[Backend]) -> CheckResult:
             continue
         past = case.inputs["past_state"]
         for index, got in zip(range(chain.calls), calls, strict=True):
-            label = f"call {index + 1}/{chain.calls} (seed: {got.seeded_by})"
+            label = f"call {index + 1}/{chain.calls} of {chain.call_lens[index]} tokens (seed: {got.seeded_by})"
             _check_chain_call(c, b, chain.call(case, index, past), got, label)
             if index < len(chain.accepted):
-                past = oracles.next_past_state(got.present_state, past, chain.call_len, chain.accepted[index])
+                past = oracles.next_past_state(got.present_state, past, chain.call_lens[index], chain.accepted[index])
     return c.result
 
 

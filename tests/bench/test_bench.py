@@ -152,6 +152,8 @@ def test_expected_bytes_reference_slot_is_one_mib_in_fp16() -> None:
     parts = expected_bytes(Shape(1, 32, 128, 128), 8, 4, "float16")
     assert parts["window"] == parts["past_state"] == 4 * 2**20
     assert parts["scratch"] == 64
+    # T < W: the call's second uniform, whose dispatches skip storing the leading zero slots
+    assert expected_bytes(Shape(1, 32, 128, 128), 1, 4, "float16")["scratch"] == 128
 
 
 def test_shape_names_the_sizes_of_its_calls() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -48,15 +49,44 @@ class RecordingBackend(Backend):
 
 @given(chain_cases(Limits.ci()))
 def test_a_chain_case_tiles_its_calls(case: Case) -> None:
-    """2 to ``MAX_CALLS`` calls of one length cover the case's tokens, each acceptance one the window
-    represents (or 0), and the chain survives the case's serialisation."""
+    """2 to ``MAX_CALLS`` calls cover the case's tokens, each acceptance one the window represents for its
+    call's length (or 0), and the chain survives the case's serialisation."""
     chain = Chain.of(case)
-    assert 2 <= chain.calls <= MAX_CALLS and case.seq_len == chain.calls * chain.call_len
-    allowed = {0, *represented_acceptances(chain.call_len, case.state_window)}
-    assert set(chain.accepted) <= allowed and "past_state" in case.inputs
+    assert 2 <= chain.calls <= MAX_CALLS and case.seq_len == sum(chain.call_lens)
+    for length, accepted in zip(chain.call_lens, chain.accepted, strict=False):
+        assert accepted in {0, *represented_acceptances(length, case.state_window)}
+    assert "past_state" in case.inputs
     last = chain.call(case, chain.calls - 1)
-    assert np.array_equal(last.inputs["query"], case.inputs["query"][:, -chain.call_len:])
+    assert np.array_equal(last.inputs["query"], case.inputs["query"][:, -chain.call_lens[-1]:])
     assert Chain.of(Case.from_parts(case.metadata(), case.inputs)) == chain
+
+
+def test_a_chain_case_saved_with_one_call_length_replays() -> None:
+    """Notes written when every call of a chain had one length (``call_len``) describe the same chain."""
+    tokens = np.zeros((1, 9, 4), dtype=np.float32)
+    case = Case(inputs={"query": tokens, "key": tokens, "value": tokens}, attrs={},
+                notes={"call_len": 3, "chain_accepted": [2, 0], "accept_mode": "copy"})
+    assert Chain.of(case) == Chain((3, 3, 3), (2, 0), "copy")
+
+
+MIX_EXAMPLES = 100
+
+
+def test_chains_often_follow_a_call_that_fills_the_window_with_one_that_does_not() -> None:
+    """A call of ``T >= W`` and then one of ``T < W`` on the same present state is the case where a kernel
+    that skipped storing the leading zero slots it once wrote (``kernels.BoundCall.encode``) would leave the
+    first call's values there: drawn chains must contain it often, so campaigns test that tracking
+    (half of them do)."""
+    mixed = Counter()
+
+    @settings(max_examples=MIX_EXAMPLES, derandomize=True, database=None)
+    @given(chain_cases(Limits.ci()))
+    def draw(case: Case) -> None:
+        lens, w = Chain.of(case).call_lens, case.state_window
+        mixed[any(a >= w > b for a, b in pairwise(lens))] += 1
+
+    draw()
+    assert mixed[True] >= MIX_EXAMPLES // 4, dict(mixed)
 
 
 @pytest.mark.parametrize("alignment", [None, 256], ids=["own-alignment", "256-byte-alignment"])

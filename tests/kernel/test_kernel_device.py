@@ -10,7 +10,7 @@ import oracles
 from fuzz.backends import Rejected, Unavailable, Unsupported, create
 from fuzz.engine.case import Case
 from kernels.device import FeatureMissing, KernelUnsupported, get_device
-from kernels.linear_attention import PARAMS_BYTES, LinearAttentionKernel, linear_attention, workspaces
+from kernels.linear_attention import PARAMS_BYTES, LinearAttentionKernel, linear_attention, scratch_bytes, workspaces
 from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS, kernel_times_ns
 
 ATTRS = {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated_delta", "state_window": 3}
@@ -26,24 +26,29 @@ def padded(array: np.ndarray) -> int:
     return max(4, -(-array.nbytes // 4) * 4)
 
 
+@pytest.mark.parametrize("seq_len", [5, 2], ids=["T>W", "T<W"])
 @pytest.mark.parametrize("aliased", [False, True], ids=["separate", "aliased"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
-def test_live_bytes_are_inputs_outputs_window_and_uniform(implementation: str, dtype: type, aliased: bool) -> None:
-    """A call holds exactly its inputs, output, declared window and the 64-byte uniform; reuse allocates nothing."""
+def test_live_bytes_are_inputs_outputs_window_and_uniform(implementation: str, dtype: type, aliased: bool,
+                                                         seq_len: int) -> None:
+    """A call holds exactly its inputs, output, declared window and the 64-byte uniform (two where ``T < W``:
+    one skips storing the leading zero slots); reuse allocates nothing."""
     kernel = kernel_or_skip(implementation, dtype)
     memory = kernel.device.memory
     cache = workspaces(kernel)
     cache.clear()
     before_bytes, before_buffers = memory.live_bytes, memory.live_buffers
-    inputs = small_inputs(dtype, seq_len=5)  # odd fp16 sizes exercise the 4-byte padding
+    inputs = small_inputs(dtype, seq_len=seq_len)  # odd fp16 sizes exercise the 4-byte padding
     output, _ = linear_attention(**inputs, **ATTRS, aliased=aliased, implementation=implementation)
     # gated_delta with per-head decay and beta binds every input; the state is one buffer when aliased
     state = padded(inputs["past_state"])
-    expected = sum(padded(x) for x in inputs.values()) + padded(output) + PARAMS_BYTES
+    scratch = scratch_bytes(ATTRS["state_window"], seq_len)
+    expected = sum(padded(x) for x in inputs.values()) + padded(output) + scratch
     expected += 0 if aliased else state
     assert memory.live_bytes - before_bytes == expected
-    assert memory.live_buffers - before_buffers == len(inputs) + 3 - int(aliased)  # + output, present, uniform
+    uniforms = scratch // PARAMS_BYTES
+    assert memory.live_buffers - before_buffers == len(inputs) + 2 + uniforms - int(aliased)  # + output, present
     allocations = memory.allocations
     linear_attention(**inputs, **ATTRS, aliased=aliased, implementation=implementation)
     assert memory.allocations == allocations, "a repeated call of the same shape must reuse its buffers"
