@@ -78,15 +78,18 @@ fn pair_row(from_query: bool, bt: u32, head: u32, i: u32) -> f32 {
 }
 
 // This invocation's partial of sum_i P_t[i] x_t[i] S0[i,:] for token bt, x its key (key head `head`) or,
-// `from_query`, its query (query head `head`): P_t is `p` times the token's decay, left in `p`.
-fn seed_partial(s: array<VEC, RPT>, p: ptr<function, array<f32, RPT>>, from_query: bool, bt: u32, head: u32,
-                h: u32, row0: u32) -> VEC {
+// `from_query`, its query (query head `head`). `sd` holds the seed's rows decayed to the token before
+// (P_{t-1} S0); they are decayed by the token's gates and left there. The seed is decayed row by row as
+// the token loop decays its state, never through P_t alone: a product of strong decays falls below the
+// smallest float (or is flushed to zero on GPUs that flush subnormals) long before P_t S0 does.
+fn seed_partial(sd: ptr<function, array<VEC, RPT>>, from_query: bool, bt: u32, head: u32, h: u32,
+                row0: u32) -> VEC {
     let a = gates(bt, h, row0);
     var part = VEC();
     for (var k = 0u; k < RPT; k++) {
-        (*p)[k] = (*p)[k] * a[k];
+        (*sd)[k] = a[k] * (*sd)[k];
         let i = row0 + k;
-        if (i < params.d_k) { part = part + s[k] * ((*p)[k] * pair_row(from_query, bt, head, i)); }
+        if (i < params.d_k) { part = part + (*sd)[k] * pair_row(from_query, bt, head, i); }
     }
     return part;
 }
@@ -147,8 +150,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 
     // the chunk's pseudo-values of this invocation's columns
     var u: array<VEC, CHUNK>;
-    // running decay from the chunk's start, per row
-    var p: array<f32, RPT>;
+    // the chunk's seed S0 decayed from the chunk's start, per row
+    var sd: array<VEC, RPT>;
     for (var c0 = 0u; c0 < seq_len; c0 += CHUNK) {
         let n = min(CHUNK, seq_len - c0);
         let first = b * seq_len + c0;
@@ -157,11 +160,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         if (delta) {
             bank = pair_matrix(PAIRS_A, false, kh, kh, h, first, n, row0, lid.y, lid.x, bank);
         }
-        for (var k = 0u; k < RPT; k++) { p[k] = 1.0; }
+        sd = s;
         for (var t = 0u; t < n; t++) {
             u[t] = VEC(value[((first + t) * HKV + h) * DV + vcol]);
             if (delta) {
-                let rp = seed_partial(s, &p, false, first + t, kh, h, row0);
+                let rp = seed_partial(&sd, false, first + t, kh, h, row0);
                 u[t] = u[t] - column_total(rp, bank, lid.y, lid.x);
                 bank ^= 1u;
             }
@@ -185,9 +188,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             workgroupBarrier();
             bank = pair_matrix(PAIRS_B, true, qh, kh, h, first, n, row0, lid.y, lid.x, bank);
             workgroupBarrier();
-            for (var k = 0u; k < RPT; k++) { p[k] = 1.0; }
+            sd = s;
             for (var t = 0u; t < n; t++) {
-                let op = seed_partial(s, &p, true, first + t, qh, h, row0);
+                let op = seed_partial(&sd, true, first + t, qh, h, row0);
                 var o = column_total(op, bank, lid.y, lid.x);
                 bank ^= 1u;
                 for (var j = 0u; j <= t; j++) { o = o + pairs[PAIRS_B + t * CHUNK + j] * u[j]; }

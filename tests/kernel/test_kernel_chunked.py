@@ -152,3 +152,32 @@ def test_prefill_choice_and_pipeline_cache(implementation: str) -> None:
     assert choices["token"].cached_pipelines == 2 and choices["token"].compilations == 2
     with pytest.raises(ValueError, match="prefill 'sometimes'"):
         LinearAttentionKernel(device, prefill="sometimes")
+
+
+@pytest.mark.parametrize("rule", ["gated", "gated_delta"])
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_a_strongly_decayed_seed_is_not_lost(implementation: str, rule: str) -> None:
+    """A large seed under strong decays: its share of an output stays a normal float while the product of
+    the decays alone falls below the smallest float32 (about ``e**-103``), and, on GPUs that flush
+    subnormals to zero, below the smallest normal one (``e**-87``). The chunked prefill must decay the
+    seed as the token loop decays its state, never form that product on its own (the H200 returned 0.0
+    for an output of 5.99e-31 when it did). Keys and values are zero: every output is the seed's."""
+    kernel_or_skip(implementation)
+    batch, seq_len, heads, d, window = 1, 9, 2, 4, 2
+    rng = np.random.default_rng(7)
+    inputs = {
+        "query": rng.uniform(0.5, 1.0, (batch, seq_len, heads * d)).astype(np.float32),
+        "key": np.zeros((batch, seq_len, heads * d), np.float32),
+        "value": np.zeros((batch, seq_len, heads * d), np.float32),
+        "past_state": (1e10 * rng.uniform(0.5, 1.0, (window, batch, heads, d, d))).astype(np.float32),
+        "decay": np.full((batch, seq_len, heads), -15.0, np.float32),
+    }
+    if rule == "gated_delta":
+        inputs["beta"] = np.full((batch, seq_len, heads), 0.5, np.float32)
+    attrs = {"q_num_heads": heads, "kv_num_heads": heads, "update_rule": rule, "state_window": window}
+    case = Case(inputs=inputs, attrs=attrs)
+    chunked = linear_attention(**inputs, **attrs, implementation=implementation, prefill="chunked")
+    token = linear_attention(**inputs, **attrs, implementation=implementation)
+    assert np.all(chunked[0][:, :seq_len - 2] != 0), "a strongly decayed seed's share of an output lost"
+    assert_agrees_with_oracle(case, chunked, label="chunked")
+    assert_results_agree(case, chunked, token, labels=("chunked", "token loop"))
