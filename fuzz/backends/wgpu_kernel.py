@@ -78,10 +78,7 @@ def run_device_chain(kernel: LinearAttentionKernel, case: Case, chain: Chain) ->
                 previous, seeded_by = selection.call, selection.path
     finally:
         for workspace in by_length.values():
-            workspace.call.output.release()
-            workspace.call.release()
-            for tensor in workspace.inputs.values():
-                tensor.release()
+            workspace.release()  # the shared present state too (a release is idempotent)
         present.release()
         past.release()
     return calls
