@@ -23,6 +23,8 @@
 //   Step `stride` adds the partner's value; lane 0 forms exactly the workgroup path's tree, and
 //   every other lane the same sums with the operands swapped, which IEEE addition makes identical:
 //   both paths give the same bits.
+// Every loop over an invocation's rows (`for (var k = 0u; k < RPT; k++)`) is written out by
+// kernels/shader.py (`unroll_rows`), so the private arrays it indexes stay in registers.
 // Math is f32; STORE is the storage type (f32 or f16), so fp16 values are rounded exactly once, when
 // stored.
 //
@@ -131,10 +133,10 @@ fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
 // <</prelude>>
 
 // [[staged]]
-// Rows of every row group staged at once for a checkpoint store (RPT is a multiple of 4, the
-// ROW_QUANTUM of kernels/shader.py): a tile of ROWG * STAGE_ROWS rows by COLS columns.
-const STAGE_ROWS: u32 = 4u;
-var<workgroup> stage: array<SVEC, ROWG * STAGE_ROWS * COLS>;
+// A checkpoint's tile staged at once: every row of every row group (ROWG * RPT >= d_k rows) by COLS
+// columns. Staged pipelines have 32 row groups, so that is at most 256 rows (8 KiB of f32 vec4s, or of
+// scalars with 8 columns).
+var<workgroup> stage: array<SVEC, ROWG * RPT * COLS>;
 // [[/staged]]
 
 @compute @workgroup_size(ROWG, COLS)
@@ -244,19 +246,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         // [[/direct]]
         // [[staged]]
         if (t + slots >= seq_len) {
-            // The workgroup's tile of the slot goes out through workgroup memory, STAGE_ROWS rows of
-            // every row group at a time, so that consecutive invocations store consecutive columns of
-            // one row (the tile's whole width) rather than each its own columns down RPT rows.
+            // The workgroup's tile of the slot goes out through workgroup memory, so that consecutive
+            // invocations store consecutive columns of one row (the tile's whole width) rather than each
+            // its own columns down RPT rows. Row i of the tile is stage row i.
             let tile = (t + slots - seq_len) * slot_elems + (b * HKV + h) * DK * DV + wg.x * COLS;
-            for (var p = 0u; p < RPT; p += STAGE_ROWS) {
-                for (var k = 0u; k < STAGE_ROWS; k++) { stage[(lid.x * STAGE_ROWS + k) * COLS + lid.y] = SVEC(s[p + k]); }
-                workgroupBarrier();
-                for (var e = lindex; e < ROWG * STAGE_ROWS * COLS; e += ROWG * COLS) {
-                    let i = (e / COLS / STAGE_ROWS) * RPT + p + (e / COLS) % STAGE_ROWS;
-                    if (i < DK && wg.x * COLS + e % COLS < DV) { present_state[tile + i * DV + e % COLS] = stage[e]; }
-                }
-                workgroupBarrier();
+            for (var k = 0u; k < RPT; k++) { stage[(row0 + k) * COLS + lid.y] = SVEC(s[k]); }
+            workgroupBarrier();
+            for (var e = lindex; e < ROWG * RPT * COLS; e += ROWG * COLS) {
+                let i = e / COLS;
+                if (i < DK && wg.x * COLS + e % COLS < DV) { present_state[tile + i * DV + e % COLS] = stage[e]; }
             }
+            workgroupBarrier();
         }
         // [[/staged]]
     }

@@ -59,9 +59,8 @@ PATCHES = (
     Patch("chunk-offset", "T >= 17 in the chunked prefill: chunks after the first read their inputs one "
           "token early", "let first = b * seq_len + c0;", "let first = b * seq_len + c0 - select(0u, 1u, c0 > 0u);",
           chunked=True),
-    Patch("staged-rows", "d_k > 64 on a GPU's geometry: the staged checkpoint stores rotate the rows of each stage",
-          "let i = (e / COLS / STAGE_ROWS) * RPT + p + (e / COLS) % STAGE_ROWS;",
-          "let i = (e / COLS / STAGE_ROWS) * RPT + p + (e / COLS + 1u) % STAGE_ROWS;", wide=True),
+    Patch("staged-rows", "d_k > 64 on a GPU's geometry: the staged checkpoint stores rotate the rows of each row group",
+          "let i = e / COLS;", "let i = (e / COLS / RPT) * RPT + (e / COLS + 1u) % RPT;", wide=True),
 )
 
 

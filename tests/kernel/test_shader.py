@@ -1,0 +1,54 @@
+"""The WGSL a pipeline compiles: loops over an invocation's rows are written out with constant indices."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from kernels.shader import KernelSpec, render, unroll_rows
+
+
+def test_a_loop_on_one_line_is_written_out_once_per_row() -> None:
+    source = "    for (var k = 0u; k < RPT; k++) { s[k] = a * s[k]; }\n"
+    assert unroll_rows(source, 3) == ("    { const k = 0u; s[k] = a * s[k]; } { const k = 1u; s[k] = a * s[k]; } "
+                                      "{ const k = 2u; s[k] = a * s[k]; }\n")
+
+
+def test_a_loop_over_several_lines_keeps_its_body_and_what_follows() -> None:
+    source = "\n".join([
+        "  for (var k = 0u; k < RPT; k++) {",
+        "      let i = row0 + k;",
+        "      if (i < DK) { x = x + s[k]; }",
+        "  }",
+        "  y = x;",
+    ])
+    body = ["      let i = row0 + k;", "      if (i < DK) { x = x + s[k]; }"]
+    assert unroll_rows(source, 2).split("\n") == [
+        "  { const k = 0u;", *body, "  }", "  { const k = 1u;", *body, "  }", "  y = x;"]
+
+
+def test_other_loops_are_left_alone() -> None:
+    source = "for (var t = 0u; t < seq_len; t++) { x = x + 1.0; }\nfor (var k = 0u; k < ROWG; k++) { y = k; }"
+    assert unroll_rows(source, 4) == source
+
+
+@pytest.mark.parametrize("source", [
+    "for (var k = 0u; k < RPT; k++) { s[k] = 0.0;",
+    "for (var k = 0u; k < RPT; k++) { if (i < DK) { s[k] = 0.0; }",
+    "  for (var k = 0u; k < RPT; k++) {\n    s[k] = 0.0;\n}",
+])
+def test_a_loop_it_cannot_delimit_is_an_error(source: str) -> None:
+    with pytest.raises(ValueError, match="line 1"):
+        unroll_rows(source, 2)
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+@pytest.mark.parametrize(("d_k", "d_v", "row_groups"), [(3, 5, 16), (128, 128, 16), (128, 128, 32), (256, 64, 32)])
+def test_every_pipeline_indexes_its_rows_by_constants(chunked: bool, d_k: int, d_v: int, row_groups: int) -> None:
+    spec = replace(KernelSpec.for_sizes("float32", d_k, d_v, row_groups), chunked=chunked)
+    source = render(spec)
+    assert re.search(r"^\s*for \(var \w+ = 0u; \w+ < RPT;", source, re.MULTILINE) is None
+    assert f"const k = {spec.rows_per_thread - 1}u;" in source
+    assert f"const k = {spec.rows_per_thread}u;" not in source
