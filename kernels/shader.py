@@ -261,9 +261,10 @@ def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str =
     change or a deliberately broken copy).
 
     Of the template's sections marked ``// [[name]]`` ... ``// [[/name]]`` only those of ``spec.sections``
-    are kept, and loops over the rows of an invocation are written out (``unroll_rows``); ``subgroup_enable``
-    is the directive the subgroup reduction needs on the implementation compiling it
-    (``GpuDevice.subgroup_enable``).
+    are kept, and the token loop's loops over the rows of an invocation are written out (``unroll_rows``;
+    the chunked prefill keeps its loops: written out, its calls in a lavapipe campaign took 8.8 ms against
+    4.5 ms, and no GPU runs it by default); ``subgroup_enable`` is the directive the subgroup reduction
+    needs on the implementation compiling it (``GpuDevice.subgroup_enable``).
     """
     store = "f16" if spec.dtype == "float16" else "f32"
     enables = ["enable f16;" if store == "f16" else "", subgroup_enable if spec.reduction == "subgroup" else ""]
@@ -283,4 +284,4 @@ def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str =
     source = _SECTION.sub(lambda m: m.group(2) if m.group(1) in spec.sections else "", source)
     for name, text in replacements.items():
         source = source.replace("{{" + name + "}}", text)
-    return unroll_rows(source, spec.rows_per_thread)
+    return source if spec.chunked else unroll_rows(source, spec.rows_per_thread)

@@ -44,11 +44,15 @@ def test_a_loop_it_cannot_delimit_is_an_error(source: str) -> None:
         unroll_rows(source, 2)
 
 
-@pytest.mark.parametrize("chunked", [False, True])
 @pytest.mark.parametrize(("d_k", "d_v", "row_groups"), [(3, 5, 16), (128, 128, 16), (128, 128, 32), (256, 64, 32)])
-def test_every_pipeline_indexes_its_rows_by_constants(chunked: bool, d_k: int, d_v: int, row_groups: int) -> None:
-    spec = replace(KernelSpec.for_sizes("float32", d_k, d_v, row_groups), chunked=chunked)
+def test_every_token_loop_pipeline_indexes_its_rows_by_constants(d_k: int, d_v: int, row_groups: int) -> None:
+    spec = KernelSpec.for_sizes("float32", d_k, d_v, row_groups)
     source = render(spec)
     assert re.search(r"^\s*for \(var \w+ = 0u; \w+ < RPT;", source, re.MULTILINE) is None
     assert f"const k = {spec.rows_per_thread - 1}u;" in source
     assert f"const k = {spec.rows_per_thread}u;" not in source
+
+
+def test_the_chunked_prefill_keeps_its_loops() -> None:
+    spec = replace(KernelSpec.for_sizes("float32", 128, 128), chunked=True)
+    assert "const k =" not in render(spec)
