@@ -137,8 +137,8 @@ fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
 // columns, row i at i * COLS + i / RPT. The element of padding after each row group's rows spreads the
 // invocations of a warp (one per row group, RPT * COLS elements apart) over the memory banks: without
 // it they all hit the same banks (on the H200, fp32 T=4 W=4 spent 3.09 us on its window, 1.77 us with it).
-// Staged pipelines have 32 row groups, so that is at most 256 rows (8 KiB of f32 vec4s, or of scalars
-// with 8 columns) and 32 elements of padding.
+// kernels/shader.py (`KernelSpec.workgroup_bytes`) keeps it, with the workgroup reduction's partial sums,
+// within WebGPU's default 16 KiB of workgroup memory.
 var<workgroup> stage: array<SVEC, ROWG * RPT * COLS + ROWG>;
 // [[/staged]]
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from kernels.shader import KernelSpec, render, unroll_rows
+from kernels.shader import MAX_INVOCATIONS, MAX_WORKGROUP_BYTES, KernelSpec, render, unroll_rows
 
 
 def test_a_loop_on_one_line_is_written_out_once_per_row() -> None:
@@ -56,3 +56,17 @@ def test_every_token_loop_pipeline_indexes_its_rows_by_constants(d_k: int, d_v: 
 def test_the_chunked_prefill_keeps_its_loops() -> None:
     spec = replace(KernelSpec.for_sizes("float32", 128, 128), chunked=True)
     assert "const k =" not in render(spec)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("d_v", [3, 8, 12, 16, 64, 67, 128, 256])
+def test_a_gpu_geometry_fits_the_workgroup_limits(dtype: str, d_v: int) -> None:
+    """At 32 row groups (a GPU's bound) every class fits WebGPU's default invocation and workgroup-memory
+    limits, covers d_v, and staged vector stores take twice the columns wherever they fit."""
+    for d_k in range(1, 257):
+        spec = KernelSpec.for_sizes(dtype, d_k, d_v, 32)
+        assert spec.invocations <= MAX_INVOCATIONS and spec.workgroup_bytes <= MAX_WORKGROUP_BYTES, spec
+        tiles = -(-d_v // spec.columns)
+        assert spec.columns % spec.lanes == 0 and (tiles - 1) * spec.columns < d_v <= tiles * spec.columns, spec
+        if spec.staged_stores and spec.lanes > 1 and d_v >= 16 and (dtype == "float16" or d_k <= 128):
+            assert spec.columns == 16, spec
