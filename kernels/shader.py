@@ -135,9 +135,10 @@ class KernelSpec:
 
     @property
     def workgroup_bytes(self) -> int:
-        """Workgroup memory the pipeline may declare: the staged checkpoint tile (``ROWG * RPT * COLS``
+        """Workgroup memory the token loop's pipeline may declare: the staged checkpoint tile (``ROWG * RPT * COLS``
         stored elements and one of padding per row group) and the workgroup reduction's two banks of
-        partial sums (counted whichever reduction the device picks)."""
+        partial sums (counted whichever reduction the device picks). The chunked prefill stages nothing and
+        adds its 2 KiB of pair matrices to the partial sums."""
         cols = self.columns // self.lanes
         stored = self.lanes * (2 if self.dtype == "float16" else 4)
         stage = (self.row_groups * self.rows_per_thread * cols + self.row_groups) * stored if self.staged_stores else 0
@@ -242,7 +243,7 @@ def unroll_rows(source: str, rows: int) -> str:
     line, or with its closing brace on a line of its own at the loop's indentation), written out ``rows``
     times, each copy a block that declares ``k`` a constant.
 
-    Why: the private arrays a loop indexes (the state rows ``s``, the key rows, the gates) are then indexed
+    Why: the private arrays a loop indexes (the state rows ``s``, the key rows) are then indexed
     by constants only, so the GPU compiler keeps them in registers. Left as loops, NVIDIA's Vulkan compiler
     did not: on the H200, unrolling took fp16 decode (``B=1, H=32, d_k=d_v=128``) from 11.0 to 9.1 us at
     ``T = 1``, from 31.4 to 19.9 us at ``T = 8`` and from 191.4 to 108.8 us at ``T = 64``, with the same

@@ -1,4 +1,5 @@
-"""The WGSL a pipeline compiles: loops over an invocation's rows are written out with constant indices."""
+"""The WGSL a pipeline compiles: loops over an invocation's rows written out with constant indices, and a GPU's
+geometry within WebGPU's default limits."""
 
 from __future__ import annotations
 
