@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kernels import KernelUnsupported
+from kernels import GpuDevice, KernelUnsupported
 from kernels.linear_attention import KERNEL_PATHS, ROW_GROUP_CHOICES, LinearAttentionKernel, get_kernel
 from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS
 
@@ -112,10 +112,15 @@ def _label(dtype: str, shape: Shape, path: str, seq_len: int, window: int | None
 
 
 class _Group:
-    """One (dtype, shape): its workloads by (path, T, W), their series measured together, and what follows."""
+    """One (dtype, shape): its workloads by (path, T, W), their series measured together, and what follows.
+
+    Each group runs on a device of its own, created for it: on the H200 a group measured after another
+    on the same device was slower for its whole block (fp32 ``T = 1`` 9.2 us after fp16, 8.4-8.6 us when
+    first or alone; fp16 9.7 us after fp32, 8.7 us first), and needed twice the warm-up passes."""
 
     def __init__(self, options: Options, dtype: str, shape: Shape, log: Log) -> None:
         self.options, self.dtype, self.shape, self.log = options, dtype, shape, log
+        self.device = GpuDevice(options.implementation, options.adapter)
         self.kernels = {p: self._kernel(None, p) for p in options.paths}
         if options.template is not None:
             self.kernels[TEMPLATE_PATH] = self._kernel(options.template.read_text(), options.template_path)
@@ -125,7 +130,7 @@ class _Group:
 
     def _kernel(self, template: str | None, label: str) -> LinearAttentionKernel:
         path, groups, prefill = kernel_variant(label)
-        return get_kernel(self.options.implementation, self.options.adapter, template, path, groups, prefill)
+        return LinearAttentionKernel(self.device, template=template, path=path, max_row_groups=groups, prefill=prefill)
 
     def bind(self) -> None:
         """Bind every configuration (memory-tracked) and the prefix reruns its p* needs."""
