@@ -27,11 +27,12 @@ DEFINITIONS = """\
   the stated acceptance distribution restricted to a < T; accepted lengths the window does not
   represent (a <= T - W) need a rerun in both cases and contribute 0, as does a = 0.
   p* undefined: selecting saves nothing. p* <= 0: the window costs no verification time.
-- Measurement: every timed series of a (dtype, shape) - each call, each selection span, each
-  prefix rerun, of every kernel path - is bound once, warmed up together until each one's recent
-  median stops moving, then measured in interleaved rounds (every series once per round, in a
-  seeded random order). p50/p95 are over all samples; gate values use each series' mean of round
-  medians, and their 95% bootstrap interval resamples whole rounds (the same rounds for every series).
+- Measurement: each (dtype, shape) runs on a device created for it. Every timed series of it -
+  each call, each selection span, each prefix rerun, of every kernel path - is bound once, warmed
+  up together until each one's recent median stops moving, then measured in interleaved rounds
+  (every series once per round, in a seeded random order). p50/p95 are over all samples; gate
+  values use each series' mean of round medians, and their 95% bootstrap interval resamples whole
+  rounds (the same rounds for every series).
   PASS: the whole interval within the threshold; FAIL: the whole interval beyond it; otherwise
   INCONCLUSIVE.
 - Memory: live device bytes of one bound call (kernel counters) vs inputs + past_state + output +
