@@ -1,8 +1,12 @@
-"""A minimal ONNX model holding one ``com.microsoft::LinearAttention`` node, built per case signature.
+"""Minimal ONNX models of ``com.microsoft::LinearAttention``, built per case signature.
 
 One model serves every case with the same *signature*: element type, which optional inputs are
 present, and the attributes exactly as set. Shapes stay symbolic, so sizes never force a new model
 (or a new ORT session) - which is what lets the ORT backends cache sessions by signature.
+
+``build_model`` holds one node: one call of the operator. ``build_prefix_model`` holds several
+independent nodes that share only the graph's ``past_state``: each reads its own token inputs, so one
+run evaluates several ``W = 0`` calls over prefixes of one sequence (prefix mode in one run).
 """
 
 from __future__ import annotations
@@ -37,6 +41,32 @@ def model_key(case: Case) -> ModelKey:
     return str(case.dtype), present, attrs
 
 
+PrefixKey = tuple[str, int, ModelKey]
+"""``("prefixes", calls, key of the W = 0 call)``: the model of ``build_prefix_model``."""
+
+
+def prefix_model_key(legacy: Case, calls: int) -> PrefixKey:
+    """The signature of the model that runs ``calls`` prefixes of the ``W = 0`` case ``legacy`` in one run."""
+    if calls < 1:
+        raise ValueError(f"prefix_model_key: a prefix model needs at least one call, got {calls}")
+    return "prefixes", calls, model_key(legacy)
+
+
+def prefix_input_name(name: str, call: int) -> str:
+    """The graph input that feeds input ``name`` (a token input) of node ``call`` of a prefix model."""
+    return f"{name}_{call}"
+
+
+def prefix_state_name(call: int) -> str:
+    """The graph output holding the final state of node ``call`` of a prefix model."""
+    return f"present_state_{call}"
+
+
+def prefix_output_name(calls: int) -> str:
+    """The graph output holding the output of the last (longest) node of a prefix model of ``calls`` nodes."""
+    return f"output_{calls - 1}"
+
+
 def build_model_for(key: ModelKey) -> bytes:
     """Serialise the model of a signature produced by ``model_key``."""
     elem, present, attrs = key
@@ -61,30 +91,61 @@ def build_model(
     outputs a declared shape (sizes or symbolic names; ``onnx.checker`` needs one): a standalone model
     for a bug report has them, the backends' models stay shapeless so one serves every size.
     """
-    type_name = dtype if isinstance(dtype, str) else str(np.dtype(dtype))
-    elem = ELEMENT_TYPES.get(type_name)
-    if elem is None:
-        raise ValueError(f"build_model: element type must be one of {sorted(ELEMENT_TYPES)}, got {type_name}")
-    node_inputs = [name if name in present_inputs else "" for name in INPUT_NAMES]
-    while node_inputs and not node_inputs[-1]:
-        node_inputs.pop()
+    elem = _element_type(dtype)
     shapes = shapes or {}
     graph_inputs = [
         helper.make_tensor_value_info(name, elem, shapes.get(name)) for name in INPUT_NAMES if name in present_inputs
     ]
-    node = helper.make_node(
-        "LinearAttention",
-        node_inputs,
-        ["output", "present_state"],
-        domain="com.microsoft",
-        **{k: _plain(v) for k, v in attrs.items()},
-    )
-    graph = helper.make_graph(
-        [node],
-        "linear_attention",
-        graph_inputs,
-        [helper.make_tensor_value_info(name, elem, shapes.get(name)) for name in ("output", "present_state")],
-    )
+    node = _node({name: name for name in present_inputs}, "output", "present_state", attrs)
+    outputs = [helper.make_tensor_value_info(name, elem, shapes.get(name)) for name in ("output", "present_state")]
+    return _serialise([node], graph_inputs, outputs, opset)
+
+
+def build_prefix_model(key: PrefixKey) -> bytes:
+    """Serialise the model of ``prefix_model_key``: ``calls`` LinearAttention nodes, node ``i`` reading
+    the token inputs ``query_i``, ``key_i``, ... (``prefix_input_name``) and the one shared ``past_state``.
+
+    The nodes are independent ``W = 0`` calls, so one run gives what ``calls`` runs of ``build_model``'s
+    model give, bit for bit, at the cost of one run. Outputs: every node's final state
+    (``prefix_state_name``) and the last node's output (``prefix_output_name``).
+    """
+    _, calls, (elem_name, present, attrs) = key
+    elem = _element_type(elem_name)
+    token_inputs = [name for name in INPUT_NAMES if name in present and name != "past_state"]
+    graph_inputs = [helper.make_tensor_value_info("past_state", elem, None)] if "past_state" in present else []
+    nodes = []
+    for call in range(calls):
+        graph_inputs += [helper.make_tensor_value_info(prefix_input_name(n, call), elem, None) for n in token_inputs]
+        feeds = {n: prefix_input_name(n, call) for n in token_inputs}
+        if "past_state" in present:
+            feeds["past_state"] = "past_state"
+        nodes.append(_node(feeds, f"output_{call}", prefix_state_name(call),
+                           {name: value for name, _, value in attrs}))
+    outputs = [helper.make_tensor_value_info(prefix_state_name(call), elem, None) for call in range(calls)]
+    outputs.append(helper.make_tensor_value_info(prefix_output_name(calls), elem, None))
+    return _serialise(nodes, graph_inputs, outputs, opset=21)
+
+
+def _element_type(dtype: np.dtype | str) -> int:
+    type_name = dtype if isinstance(dtype, str) else str(np.dtype(dtype))
+    elem = ELEMENT_TYPES.get(type_name)
+    if elem is None:
+        raise ValueError(f"build_model: element type must be one of {sorted(ELEMENT_TYPES)}, got {type_name}")
+    return elem
+
+
+def _node(feeds: dict[str, str], output: str, present_state: str, attrs: dict[str, Any]) -> Any:
+    """A LinearAttention node reading input ``name`` from ``feeds[name]``; omitted optional inputs become
+    empty names, as ONNX requires."""
+    node_inputs = [feeds.get(name, "") for name in INPUT_NAMES]
+    while node_inputs and not node_inputs[-1]:
+        node_inputs.pop()
+    return helper.make_node("LinearAttention", node_inputs, [output, present_state], domain="com.microsoft",
+                            **{k: _plain(v) for k, v in attrs.items()})
+
+
+def _serialise(nodes: list, inputs: list, outputs: list, opset: int) -> bytes:
+    graph = helper.make_graph(nodes, "linear_attention", inputs, outputs)
     model = helper.make_model(
         graph,
         opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("com.microsoft", 1)],

@@ -42,24 +42,48 @@ def test_probe_reports_todays_w_refusal(ort):
     assert set(caps.dtypes) == {"float32", "float16"} and caps.aliasing
 
 
-@pytest.mark.parametrize("window", range(1, 9))
-def test_prefix_mode_checks_every_slot(ort, window, monkeypatch):
-    """Each slot is a separate W = 0 run of the EP over its prefix, and agrees with the oracle; the
-    last slot's run (all tokens) is the run that gives the output, made once."""
-    calls = []
+def _counting_single_calls(ort, monkeypatch) -> list[int]:
+    """The token counts of the single ``W = 0`` runs ``ort`` makes from now on (``_execute``)."""
+    calls: list[int] = []
     execute = ort._execute
     monkeypatch.setattr(ort, "_execute", lambda session, case: calls.append(case.seq_len) or execute(session, case))
+    return calls
+
+
+def _prefix_cases(window: int):
     seq_len = 5  # W = 6..8 have leading slots that represent no token
     for rule, dtype in (("gated_delta", np.float32), ("delta", np.float16)):
-        case = fixed_case(rule, dtype, window=window, seq_len=seq_len, layout="inverse" if window % 2 else "standard",
-                          per_row_decay=window % 3 == 0)
+        yield fixed_case(rule, dtype, window=window, seq_len=seq_len, layout="inverse" if window % 2 else "standard",
+                         per_row_decay=window % 3 == 0)
+
+
+@pytest.mark.parametrize("window", range(1, 9))
+def test_prefix_calls_singly_check_every_slot(ort, window, monkeypatch):
+    """One by one, each slot is a separate W = 0 run of the EP over its prefix, and agrees with the oracle;
+    the last slot's run (all tokens) is the run that gives the output, made once."""
+    calls = _counting_single_calls(ort, monkeypatch)
+    for case in _prefix_cases(window):
+        calls.clear()
+        result = ort.run_prefix_calls_singly(case)
+        assert_agrees_with_oracle(case, result, label=ort.name)
+        represented = list(range(max(case.seq_len - window, 0) + 1, case.seq_len + 1))
+        assert sorted(calls) == represented, case.summary()
+
+
+@pytest.mark.parametrize("window", range(1, 9))
+def test_prefix_calls_in_one_run_give_the_bits_of_single_runs(ort, window, monkeypatch):
+    """A valid unaliased case of two calls or more runs them as the nodes of one model, in one run (no
+    single run at all), and gets the bits that single runs give; one call is one single run."""
+    calls = _counting_single_calls(ort, monkeypatch)
+    for case in _prefix_cases(window):
         calls.clear()
         output, present = ort.run(case)
+        assert calls == ([] if min(window, case.seq_len) > 1 else [case.seq_len]), case.summary()
+        single_output, single_present = ort.run_prefix_calls_singly(case)
+        for name, ours, single in (("output", output, single_output), ("present_state", present, single_present)):
+            assert ours.dtype == single.dtype and ours.shape == single.shape, (name, case.summary())
+            assert np.array_equal(ours.view(np.uint8), single.view(np.uint8)), (name, case.summary())
         assert_agrees_with_oracle(case, (output, present), label=ort.name)
-        represented = list(range(max(seq_len - window, 0) + 1, seq_len + 1))
-        assert sorted(calls) == represented, case.summary()
-        leading = max(window - seq_len, 0)
-        assert np.all(present[:leading] == 0), case.summary()
 
 
 def test_prefix_mode_reads_only_the_last_past_slot(ort):

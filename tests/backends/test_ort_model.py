@@ -1,4 +1,5 @@
-"""The one-node model: inputs present or omitted as the case says, attributes exactly as given."""
+"""The one-node model: inputs present or omitted as the case says, attributes exactly as given; the prefix
+model: one such node per call, each with its own token inputs, all reading the one past state."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import onnx
 import pytest
 from support.ort_cases import fixed_case
 
-from fuzz.backends.onnx_model import build_model, build_model_for, model_key
+from fuzz.backends.onnx_model import build_model, build_model_for, build_prefix_model, model_key, prefix_model_key
 
 
 def _node(model_bytes: bytes) -> onnx.NodeProto:
@@ -45,3 +46,20 @@ def test_element_types():
     assert model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
     with pytest.raises(ValueError, match="element type"):
         build_model(np.float64, ("query", "key", "value"), {})
+
+
+def test_prefix_model_has_a_node_per_call_sharing_the_past_state():
+    case = fixed_case("gated", past=True)  # decay present, beta absent
+    model = onnx.load_from_string(build_prefix_model(prefix_model_key(case, 3)))
+    assert [list(node.input) for node in model.graph.node] == [
+        [f"query_{i}", f"key_{i}", f"value_{i}", "past_state", f"decay_{i}"] for i in range(3)]
+    assert [list(node.output) for node in model.graph.node] == [[f"output_{i}", f"present_state_{i}"] for i in range(3)]
+    assert [i.name for i in model.graph.input] == ["past_state", *(f"{n}_{i}" for i in range(3)
+                                                                   for n in ("query", "key", "value", "decay"))]
+    assert [o.name for o in model.graph.output] == ["present_state_0", "present_state_1", "present_state_2", "output_2"]
+    assert all(_node(build_model_for(model_key(case))).attribute == node.attribute for node in model.graph.node)
+
+
+def test_prefix_model_needs_a_call():
+    with pytest.raises(ValueError, match="at least one call"):
+        prefix_model_key(fixed_case("linear"), 0)
