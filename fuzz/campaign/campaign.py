@@ -40,7 +40,7 @@ from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
 from fuzz.campaign.summary import Summary
 from fuzz.campaign.unit import UnitResult
-from fuzz.campaign.worker import NATIVE_LOG, Worker, init_worker, probe, run_in_worker
+from fuzz.campaign.worker import NATIVE_LOG, STOP_SIGNALS, Worker, init_worker, probe, run_in_worker
 from fuzz.corpus import candidates
 from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
@@ -202,11 +202,14 @@ class Campaign:
             yield unit
 
     def _on_interrupt(self, signum: int, frame: Any) -> None:
-        """First Ctrl-C: stop at the next example of every unit; a second one aborts."""
+        """First Ctrl-C or SIGTERM (``STOP_SIGNALS``): stop at the next example of every unit and write what
+        was found; a second one aborts (and still writes it)."""
         self.interrupted = True
         self.stop_time = min(self.stop_time, time.time())
-        self.progress.note("[lafuzz] interrupted: finishing the running units (Ctrl-C again to abort)")
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+        self.progress.note(f"[lafuzz] interrupted ({how}): finishing the running units (Ctrl-C again to abort)")
+        for stop_signal in STOP_SIGNALS:
+            signal.signal(stop_signal, signal.default_int_handler)
 
     def _count_inline(self) -> None:
         self.progress.examples += 1
@@ -228,12 +231,13 @@ class Campaign:
 
     @staticmethod
     def _end_workers(pool: ProcessPoolExecutor) -> None:
-        """End this campaign's own worker processes (by pid), then the pool."""
+        """End this campaign's own worker processes (by pid; SIGKILL, as they ignore ``STOP_SIGNALS``), then
+        the pool."""
         workers = psutil.Process().children()
         pool.shutdown(wait=False, cancel_futures=True)
         for process in workers:
             with contextlib.suppress(psutil.Error):
-                process.terminate()
+                process.kill()
         psutil.wait_procs(workers, timeout=5)
 
     def _run_pool(self) -> None:
@@ -278,7 +282,7 @@ class Campaign:
         self.corpus_dir.mkdir(parents=True, exist_ok=True)
         if not self.backend_info:
             self.backend_info = probe(self.config.backends).described
-        previous = signal.signal(signal.SIGINT, self._on_interrupt)
+        previous = {signum: signal.signal(signum, self._on_interrupt) for signum in STOP_SIGNALS}
         try:
             if self.config.jobs == 1:
                 self._run_inline()
@@ -288,7 +292,8 @@ class Campaign:
             self.interrupted = True
             self.progress.note("[lafuzz] aborted: writing what was found so far")
         finally:
-            signal.signal(signal.SIGINT, previous)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
         self.progress.finish()
         written = candidates.write_candidates(self.config.out, self.near_misses, self._provenance(()))
         summary = self.summary(written)

@@ -178,11 +178,18 @@ def freeze_built_objects() -> None:
 _WORKER: Worker | None = None
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""Signals that stop a campaign gracefully: Ctrl-C at the terminal, and the SIGTERM of ``kill``, ``timeout``,
+CI cancellations and batch systems (a Kubernetes pod's first notice)."""
+
+
 def init_worker(config: Any, counter: Any, stop: Any, numbers: Any) -> None:
-    """Process-pool initializer: Ctrl-C is the parent's business; take the next worker number (which
-    picks this worker's GPU, ``fuzz.backends.device_choice``); build this process's backends once."""
+    """Process-pool initializer: stopping is the parent's business (``STOP_SIGNALS`` sent to the whole
+    process group would otherwise kill a worker mid-unit); take the next worker number (which picks this
+    worker's GPU, ``fuzz.backends.device_choice``); build this process's backends once."""
     global _WORKER
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
     environment.send_native_output(Path(config.out) / NATIVE_LOG)
     with numbers.get_lock():
         assign_worker(numbers.value)

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from support.fakes import REPAIRED_ENV, BrokenBackend
 
@@ -155,9 +156,13 @@ def test_exit_status_is_honest():
     assert exit_status([known], 10, interrupted=True) == EXIT_INTERRUPTED
 
 
-def test_ctrl_c_stops_running_units_and_keeps_their_results(tmp_path):
-    """A Ctrl-C at the terminal (SIGINT to the whole process group) ends the campaign with 130, the
-    running units hand back what they checked (none abandoned), and the summary is written."""
+@pytest.mark.parametrize("signum, to_group", [(signal.SIGINT, True), (signal.SIGTERM, True), (signal.SIGTERM, False)],
+                         ids=["ctrl-c", "sigterm-to-group", "sigterm-to-campaign"])
+def test_a_stop_signal_ends_running_units_and_keeps_their_results(tmp_path, signum, to_group):
+    """A Ctrl-C at the terminal (SIGINT to the whole process group), or SIGTERM (from a batch system or CI
+    to the group, or from ``kill``/``timeout`` to the campaign alone), ends the campaign with 130: the
+    running units hand back what they checked (none abandoned), the summary is written, and no worker
+    process outlives the campaign."""
     out = tmp_path / "interrupted"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     process = subprocess.Popen(
@@ -171,12 +176,18 @@ def test_ctrl_c_stops_running_units_and_keeps_their_results(tmp_path):
             break
         process.poll() is None or pytest.fail("the campaign ended before it was interrupted")
         time.sleep(0.1)
-    os.killpg(process.pid, signal.SIGINT)
+    workers = psutil.Process(process.pid).children(recursive=True)
+    if to_group:
+        os.killpg(process.pid, signum)
+    else:
+        process.send_signal(signum)
     output = process.communicate(timeout=120)[0].decode(errors="replace")
     summary = Summary.read(out / "summary.json")
     assert process.returncode == EXIT_INTERRUPTED, output[-2000:]
     assert summary.units_abandoned == 0 and summary.examples > 0, output[-2000:]
     assert not [f for f in summary.findings if not f["known_failure"]], "an interrupted worker read as a finding"
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, f"worker processes outlived the campaign: {alive}"
 
 
 def test_a_corrupt_shared_finding_is_skipped(tmp_path):
