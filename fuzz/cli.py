@@ -216,6 +216,9 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         f"{summary.backends.get(name, {}).get('window', '?')}; {summary.backend_seconds.get(name, 0):g} s)"
         for name, calls in summary.backend_calls.items()))
     new = len(summary.new_findings)
+    if summary.units_lost:
+        print(f"{summary.units_lost} unit(s) lost with a worker process that died: their cases went unchecked "
+              f"(see {out / NATIVE_LOG} for what native code printed)")
     print(f"{new} new and {len(summary.findings) - new} known finding(s) in {summary.checked_examples} "
           f"checked cases ({summary.cases_per_second}/s, peak {summary.peak_rss_mib} MiB, "
           f"exit {summary.exit_status}); report: {out / 'report.html'}, summary: {out / 'summary.json'}, "

@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,6 +47,10 @@ from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding
+
+MAX_POOL_RESTARTS = 3
+"""Fresh worker pools a campaign starts after a worker process died, before it stops (workers that keep
+dying are not a budget to spend)."""
 
 
 @dataclass
@@ -97,6 +102,7 @@ class Campaign:
         self.units = 0
         self.stopped_units = 0
         self.abandoned_units = 0
+        self.lost_units = 0
         self.backend_calls: Counter = Counter()
         self.window_calls: Counter = Counter()
         self.backend_seconds: Counter = Counter()
@@ -231,9 +237,11 @@ class Campaign:
 
     @staticmethod
     def _end_workers(pool: ProcessPoolExecutor) -> None:
-        """End this campaign's own worker processes (by pid; SIGKILL, as they ignore ``STOP_SIGNALS``), then
-        the pool."""
-        workers = psutil.Process().children()
+        """End the pool's worker processes (by pid; SIGKILL, as they ignore ``STOP_SIGNALS``), then the pool.
+        Other children (multiprocessing's resource tracker) are left alone."""
+        # the executor's own table of its processes: psutil's children of this process include the tracker
+        pids = set(getattr(pool, "_processes", None) or {})
+        workers = [p for p in psutil.Process().children() if p.pid in pids]
         pool.shutdown(wait=False, cancel_futures=True)
         for process in workers:
             with contextlib.suppress(psutil.Error):
@@ -241,20 +249,40 @@ class Campaign:
         psutil.wait_procs(workers, timeout=5)
 
     def _run_pool(self) -> None:
+        """Hand the units to ``jobs`` workers until the budget ends. A worker process that dies (killed by the
+        OOM killer, a crash in native code the worker runs itself) breaks the pool: the units it held are
+        counted as lost, and a fresh pool takes the next ones, up to ``MAX_POOL_RESTARTS`` times."""
         context = multiprocessing.get_context("spawn")
         counter = context.Value("q", 0)
         stop = context.Value("d", self.stop_time)
         numbers = context.Value("i", 0)
-        pool = ProcessPoolExecutor(self.config.jobs, mp_context=context, initializer=init_worker,
-                                   initargs=(self.config, counter, stop, numbers))
-        pending: set[Future] = set()
         units = self._units()
+        try:
+            for restart in range(MAX_POOL_RESTARTS + 1):
+                pool = ProcessPoolExecutor(self.config.jobs, mp_context=context, initializer=init_worker,
+                                           initargs=(self.config, counter, stop, numbers))
+                lost = self._feed_pool(pool, units, counter, stop)
+                if not lost:
+                    return
+                self.lost_units += lost
+                again = restart < MAX_POOL_RESTARTS and not self._out_of_budget()
+                self.progress.note(f"[lafuzz] a worker process died (killed, or crashed in native code; see "
+                                   f"{self.config.out / NATIVE_LOG}): {lost} unit(s) lost"
+                                   + ("; starting fresh workers" if again else "; stopping"))
+                if not again:
+                    return
+        finally:
+            self.progress.examples = max(counter.value, self.results_examples)
+
+    def _feed_pool(self, pool: ProcessPoolExecutor, units: Iterator[WorkUnit], counter: Any, stop: Any) -> int:
+        """Run units on ``pool`` until they or the budget run out; the units lost if a worker died (else 0)."""
+        pending: set[Future] = set()
         try:
             while True:
                 while len(pending) < 2 * self.config.jobs and (unit := next(units, None)) is not None:
                     pending.add(pool.submit(run_in_worker, unit))
                 if not pending:
-                    break
+                    return 0
                 stop.value = self.stop_time
                 if self._out_of_budget():  # stop handing out work: drop what has not started yet
                     pending = {f for f in pending if not f.cancel()}
@@ -263,17 +291,21 @@ class Campaign:
                         self.progress.note(f"[lafuzz] abandoning {len(pending)} unit(s) hung past the budget")
                         self._end_workers(pool)
                         pending = set()
-                        break
+                        return 0
                 done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-                for future in done:
+                broken = {f for f in done if isinstance(f.exception(), BrokenProcessPool)}
+                for future in done - broken:
                     self.absorb(*future.result())
+                if broken:  # a broken pool fails every unit it still holds
+                    lost, pending = len(broken) + len(pending), set()
+                    self._end_workers(pool)
+                    return lost
                 self.progress.examples = counter.value
                 self.progress.tick()
         finally:
             for future in pending:
                 future.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
-            self.progress.examples = max(counter.value, self.results_examples)
 
     def run(self) -> Summary:
         """Run to the budget or Ctrl-C; always writes ``summary.json`` and ``report.html``."""
@@ -319,6 +351,7 @@ class Campaign:
             units=self.units,
             units_stopped_early=self.stopped_units,
             units_abandoned=self.abandoned_units,
+            units_lost=self.lost_units,
             examples=self.progress.examples,
             checked_examples=self.results_examples,
             cases_per_second=round(self.results_examples / elapsed, 1) if elapsed else 0.0,

@@ -362,7 +362,8 @@ def render_html(summary: Summary) -> str:
             ["seed, shard, jobs", f"{config['seed']}, {config['shard']}, {config['jobs']}"],
             ["budget", f"{budget}, {config['examples_per_unit']} examples per unit, limits {config['limits']}"],
             ["cases checked", f"{summary.checked_examples} in {summary.units} units "
-             f"({summary.units_stopped_early} stopped at the budget, {summary.units_abandoned} abandoned)"],
+             f"({summary.units_stopped_early} stopped at the budget, {summary.units_abandoned} abandoned, "
+             f"{summary.units_lost} lost with a worker that died)"],
             ["cases covered by known issues", ", ".join(f"{k}: {v}" for k, v in summary.known_cases.items())
              or "none"],
             ["throughput", f"{summary.cases_per_second} cases/s"],

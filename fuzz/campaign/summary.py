@@ -17,15 +17,18 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "lafuzz-campaign/2"
-EXIT_CLEAN, EXIT_NEW_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_INTERRUPTED = 0, 1, 3, 130
+EXIT_CLEAN, EXIT_NEW_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_WORKER_DIED, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 
 
-def exit_status(findings: list[dict[str, Any]], checked: int, interrupted: bool) -> int:
-    """1 for any new (unmarked) finding; else 3 if no case was checked; else 130 after Ctrl-C; else 0."""
+def exit_status(findings: list[dict[str, Any]], checked: int, interrupted: bool, lost: int = 0) -> int:
+    """1 for any new (unmarked) finding; else 3 if no case was checked; else 4 if units were lost with a
+    worker process that died; else 130 after Ctrl-C or SIGTERM; else 0."""
     if any(not f.get("known_failure") for f in findings):
         return EXIT_NEW_FINDINGS
     if checked == 0:
         return EXIT_NOTHING_CHECKED
+    if lost:
+        return EXIT_WORKER_DIED
     return EXIT_INTERRUPTED if interrupted else EXIT_CLEAN
 
 
@@ -88,10 +91,13 @@ class Summary:
     near_misses: list[dict[str, Any]] = field(default_factory=list)
     """The passing cases closest to their tolerance, highest ratio first, with where their candidate entry
     was written and the commands that re-check and promote it (``fuzz.corpus.candidates``)."""
+    units_lost: int = 0
+    """Units lost with a worker process that died (killed, or crashed in native code it ran itself): their
+    cases went unchecked (0 in summaries written before it existed)."""
 
     @property
     def exit_status(self) -> int:
-        return exit_status(self.findings, self.checked_examples, self.interrupted)
+        return exit_status(self.findings, self.checked_examples, self.interrupted, self.units_lost)
 
     @property
     def never_reached(self) -> list[str]:
@@ -147,7 +153,7 @@ class Summary:
         merged.peak_rss_mib = max(s.peak_rss_mib for s in summaries)
         merged.rss_samples = max((s.rss_samples for s in summaries), key=len)
         merged.cases_per_second = round(sum(s.cases_per_second for s in summaries), 1)
-        for name in ("units", "examples", "units_stopped_early", "units_abandoned", "checked_examples"):
+        for name in ("units", "examples", "units_stopped_early", "units_abandoned", "units_lost", "checked_examples"):
             setattr(merged, name, sum(getattr(s, name) for s in summaries))
         merged.error_ratios, merged.error_cases, merged.first_seen = {}, {}, {}
         for s in summaries:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.fakes import REPAIRED_ENV, BrokenBackend
+from support.fakes import DIES_ONCE_ENV, REPAIRED_ENV, BrokenBackend
 
 from fuzz.backends.oracle import OracleBackend
 from fuzz.campaign.campaign import CampaignConfig, run_campaign
@@ -25,6 +25,7 @@ from fuzz.campaign.summary import (
     EXIT_INTERRUPTED,
     EXIT_NEW_FINDINGS,
     EXIT_NOTHING_CHECKED,
+    EXIT_WORKER_DIED,
     Summary,
     exit_status,
 )
@@ -154,6 +155,24 @@ def test_exit_status_is_honest():
     assert exit_status([known], 10, interrupted=False) == EXIT_CLEAN
     assert exit_status([], 0, interrupted=False) == EXIT_NOTHING_CHECKED
     assert exit_status([known], 10, interrupted=True) == EXIT_INTERRUPTED
+    assert exit_status([known], 10, interrupted=True, lost=2) == EXIT_WORKER_DIED
+    assert exit_status([new], 10, interrupted=False, lost=2) == EXIT_NEW_FINDINGS
+
+
+def test_a_worker_that_dies_loses_its_units_not_the_campaign(tmp_path, monkeypatch):
+    """A worker process killed mid-unit (SIGKILL, as the OOM killer sends) breaks the pool: the campaign
+    counts the units it held as lost, goes on with fresh workers, writes its summary and exits 4."""
+    flag = tmp_path / "died"
+    monkeypatch.setenv(DIES_ONCE_ENV, str(flag))
+    config = CampaignConfig(properties=["backends-agree"], backends=["oracle", "support.fakes:DiesOnceBackend"],
+                            seed=5, jobs=2, time_budget=None, example_budget=60, examples_per_unit=10,
+                            limits="ci", out=tmp_path / "dies", known_corpus=None)
+    summary = run_campaign(config, Progress(interval=60))
+    assert flag.exists(), "the backend never killed its worker"
+    assert 1 <= summary.units_lost <= 2 * config.jobs, summary.units_lost
+    assert summary.checked_examples > 0 and not summary.findings, summary.findings
+    assert summary.exit_status == EXIT_WORKER_DIED
+    assert Summary.read(config.out / "summary.json").units_lost == summary.units_lost
 
 
 @pytest.mark.parametrize("signum, to_group", [(signal.SIGINT, True), (signal.SIGTERM, True), (signal.SIGTERM, False)],

@@ -7,6 +7,7 @@ It lives in its own module so that spawned campaign workers can import it as
 from __future__ import annotations
 
 import os
+import signal
 import time
 from dataclasses import replace
 
@@ -118,3 +119,24 @@ class ThreeGpuBackend(OracleBackend):
 def _logged_processes(log: str) -> set[str]:
     with open(log) as lines:
         return {line.split()[0] for line in lines if line.strip()}
+
+
+DIES_ONCE_ENV = "LAFUZZ_TEST_DIES_ONCE"
+"""A path: the first ``DiesOnceBackend`` call of a campaign creates it and kills its own process."""
+
+
+class DiesOnceBackend(OracleBackend):
+    """The oracle, except that its first call in a campaign kills the worker process running it (SIGKILL,
+    as the OOM killer would), once: the flag file named by ``DIES_ONCE_ENV`` records that it happened."""
+
+    name = "dies-once"
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        flag = os.environ[DIES_ONCE_ENV]
+        try:
+            descriptor = os.open(flag, os.O_CREAT | os.O_EXCL)
+        except FileExistsError:
+            return super().run(case)
+        os.close(descriptor)
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable: the process was killed")
