@@ -404,7 +404,12 @@ def build_parser() -> argparse.ArgumentParser:
     backend_options.add_arguments(p)
     p.set_defaults(func=_cmd_backends)
 
-    p = sub.add_parser("campaign", help="fuzz: run the properties for a budget, save findings, write a report")
+    p = sub.add_parser(
+        "campaign", help="fuzz: run the properties for a budget, save findings, write a report",
+        epilog="exit status: 0 cases checked, only known findings or none; 1 a new finding; 3 nothing checked; "
+               "4 nothing new, but a worker process died and its units went unchecked; 130 stopped by Ctrl-C or "
+               "SIGTERM (running units finish, the summary is written), nothing new; 2 bad usage",
+    )
     p.add_argument("--time", type=_seconds, help="time budget, e.g. 90s, 3m, 1h (default 3m)")
     p.add_argument("--examples", type=_positive, help="example budget instead of time: a fixed amount of work")
     p.add_argument("--seed", type=int, help="campaign seed: same seed and shard, same work "
