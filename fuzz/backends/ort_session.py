@@ -364,19 +364,15 @@ class OrtBackend(Backend):
         """
         if not case.aliased and min(case.state_window, case.seq_len) > 1:
             try:
-                case.dims()
-            except oracles.ValidationError:
-                pass
-            else:
-                try:
-                    return self.run_prefix_calls(case)
-                except BackendError:
-                    pass  # the single calls below say which call fails, and how
+                return self.run_prefix_calls(case)
+            except (oracles.ValidationError, BackendError):
+                pass  # the single calls below say which call fails, and how
         return self.run_prefix_calls_singly(case)
 
     def run_prefix_calls(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         """Prefix mode in one run: the valid, unaliased ``W > 0`` case's ``W = 0`` calls (one per slot that
         holds a token) as the nodes of one model (``onnx_model.build_prefix_model``), each fed its prefix.
+        Raises ``ValidationError`` for an invalid case (before the EP sees anything).
 
         Independent nodes compute exactly what separate runs compute; one run saves the EP's fixed cost
         per run (a wait for the device and a read-back) for every slot but one.
