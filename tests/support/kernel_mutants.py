@@ -50,10 +50,10 @@ PATCHES = (
     Patch("short-reduction", "d_k >= 9 (4 or more row groups): the reduction tree stops after one level",
           "const TREE: u32 = ROWG;", "const TREE: u32 = min(ROWG, 2u);"),
     Patch("stale-gate", "T >= 17 with a per-head decay: tokens from 16 on take the previous token's gate",
-          "let gate = exp(f32(decay[bt * HKV + h]));",
-          "let gate = exp(f32(decay[(bt - select(0u, 1u, t >= 16u)) * HKV + h]));"),
+          "x.gate = f32(decay[bt * HKV + h]);",
+          "x.gate = f32(decay[(bt - select(0u, 1u, bt % params.seq_len >= 16u)) * HKV + h]);"),
     Patch("batch-alias", "B >= 3: batch entries from 2 on read the inputs of batch entry 1",
-          "let bt = b * seq_len + t;", "let bt = min(b, 1u) * seq_len + t;"),
+          "let first = b * seq_len;", "let first = min(b, 1u) * seq_len;"),
     Patch("tile-stride", "d_v in two or more tiles of the workgroup: a tile starts half a tile too early",
           "let col = wg.x * COLS + lid.y;", "let col = wg.x * (COLS - COLS / 2u) + lid.y;"),
     Patch("chunk-offset", "T >= 17 in the chunked prefill: chunks after the first read their inputs one "
