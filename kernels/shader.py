@@ -39,6 +39,13 @@ MAX_ROW_GROUPS = 16
 ROW_QUANTUM = 4
 """Rows per invocation come in multiples of this (4 up to d_k = 64, 8 up to 128, ...): few classes."""
 
+UNROLL_MAX_ROWS = 16
+"""Most rows per invocation whose loops ``render`` writes out. Every default geometry stays within it (at
+most 16 rows: 16 row groups at d_k = 256); only small row-group bounds exceed it (2 row groups at d_k = 256
+hold 128 rows each). Written out that often, the prefetching token loop made lavapipe's compiles the
+bulk of the test suite: the row-group test at a bound of 2 took 540 s with a cold shader cache (133 s
+before the prefetch), 12 s with its loops kept."""
+
 BINDINGS = ("query", "key", "value", "decay", "beta", "past_state", "output", "present_state")
 """The storage buffers at bindings 1.. (binding 0 is the uniform), as the WGSL declares them."""
 
@@ -283,10 +290,10 @@ def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str =
     change or a deliberately broken copy).
 
     Of the template's sections marked ``// [[name]]`` ... ``// [[/name]]`` only those of ``spec.sections``
-    are kept, and the token loop's loops over the rows of an invocation are written out (``unroll_rows``;
-    the chunked prefill keeps its loops: written out, its calls in a lavapipe campaign took 8.8 ms against
-    4.5 ms, and no GPU runs it by default); ``subgroup_enable`` is the directive the subgroup reduction
-    needs on the implementation compiling it (``GpuDevice.subgroup_enable``).
+    are kept, and the token loop's loops over the rows of an invocation are written out (``unroll_rows``)
+    up to ``UNROLL_MAX_ROWS`` rows (the chunked prefill keeps its loops: written out, its calls in a lavapipe
+    campaign took 8.8 ms against 4.5 ms, and no GPU runs it by default); ``subgroup_enable`` is the directive
+    the subgroup reduction needs on the implementation compiling it (``GpuDevice.subgroup_enable``).
     """
     store = "f16" if spec.dtype == "float16" else "f32"
     enables = ["enable f16;" if store == "f16" else "", subgroup_enable if spec.reduction == "subgroup" else ""]
@@ -306,4 +313,6 @@ def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str =
     source = _SECTION.sub(lambda m: m.group(2) if m.group(1) in spec.sections else "", source)
     for name, text in replacements.items():
         source = source.replace("{{" + name + "}}", text)
-    return source if spec.chunked else unroll_rows(source, spec.rows_per_thread)
+    if spec.chunked or spec.rows_per_thread > UNROLL_MAX_ROWS:
+        return source
+    return unroll_rows(source, spec.rows_per_thread)

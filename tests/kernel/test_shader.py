@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from kernels.shader import MAX_INVOCATIONS, MAX_WORKGROUP_BYTES, KernelSpec, render, unroll_rows
+from kernels.shader import MAX_INVOCATIONS, MAX_WORKGROUP_BYTES, UNROLL_MAX_ROWS, KernelSpec, render, unroll_rows
 
 
 def test_a_loop_on_one_line_is_written_out_once_per_row() -> None:
@@ -52,6 +52,14 @@ def test_every_token_loop_pipeline_indexes_its_rows_by_constants(d_k: int, d_v: 
     assert re.search(r"^\s*for \(var \w+ = 0u; \w+ < RPT;", source, re.MULTILINE) is None
     assert f"const k = {spec.rows_per_thread - 1}u;" in source
     assert f"const k = {spec.rows_per_thread}u;" not in source
+
+
+def test_rows_past_the_unroll_bound_keep_their_loops() -> None:
+    spec = KernelSpec.for_sizes("float32", 256, 64, 2)
+    assert spec.rows_per_thread > UNROLL_MAX_ROWS
+    source = render(spec)
+    assert re.search(r"^\s*for \(var \w+ = 0u; \w+ < RPT;", source, re.MULTILINE) is not None
+    assert "const k =" not in source
 
 
 def test_the_chunked_prefill_keeps_its_loops() -> None:
