@@ -217,7 +217,7 @@ class LinearAttentionKernel:
 
     def __init__(self, device: GpuDevice, max_pipelines: int = 1024, template: str | None = None,
                  path: str = "auto", max_row_groups: int | None = None, prefill: str = "token",
-                 chunk_template: str | None = None) -> None:
+                 chunk_template: str | None = None, specialise: bool | None = None) -> None:
         # a campaign's units draw head sizes 1-256 in both dtypes: with 64 pipelines the cache thrashed
         # (the default campaign on lavapipe ran at 65.6 cases/s; 81.0 with 1024, same seed)
         if path not in KERNEL_PATHS:
@@ -238,6 +238,9 @@ class LinearAttentionKernel:
         """The token-loop template compiled (None: ``kernels/linear_attention.wgsl``)."""
         self.chunk_template = chunk_template
         """The chunked-prefill template compiled (None: ``kernels/chunked.wgsl``)."""
+        self.specialise = not device.software if specialise is None else specialise
+        """Compile a pipeline per call shape (``KernelSpec.specialised``) rather than per geometry class; by
+        default on GPUs, where that is cheap, and not on software adapters, where a compilation takes seconds."""
         self._pipelines: OrderedDict[KernelSpec, Any] = OrderedDict()
         self.compilations = 0
         """Pipelines compiled so far (a cache hit does not count)."""
@@ -257,7 +260,12 @@ class LinearAttentionKernel:
         return len(self._pipelines)
 
     def spec_for(self, dims: Dims) -> KernelSpec:
-        """The pipeline a validated call runs on: its geometry class, with this kernel's path and prefill applied."""
+        """The pipeline a validated call runs on: its geometry class, with this kernel's path and prefill applied,
+        specialised on the call's shape where this kernel specialises."""
+        spec = self._geometry(dims)
+        return spec.specialised(CallParams.for_call(dims, aliased=False, seed_offset=0)) if self.specialise else spec
+
+    def _geometry(self, dims: Dims) -> KernelSpec:
         spec = replace(KernelSpec.for_dims(dims, self.max_row_groups), chunked=self.prefill == "chunked")
         if self.path == "scalar":
             return replace(spec, lanes=1)
@@ -486,14 +494,14 @@ _KERNELS: dict[tuple, LinearAttentionKernel] = {}
 
 def get_kernel(implementation: str = "wgpu", adapter: str | int | None = None, template: str | None = None,
                path: str = "auto", max_row_groups: int | None = None, prefill: str = "token",
-               chunk_template: str | None = None) -> LinearAttentionKernel:
+               chunk_template: str | None = None, specialise: bool | None = None) -> LinearAttentionKernel:
     """The process-wide kernel (and device) of an implementation, adapter choice, WGSL templates, path,
-    geometry bound and prefill."""
-    key = (implementation, adapter, template, path, max_row_groups, prefill, chunk_template)
+    geometry bound, prefill and specialisation."""
+    key = (implementation, adapter, template, path, max_row_groups, prefill, chunk_template, specialise)
     if key not in _KERNELS:
         _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter), template=template, path=path,
                                               max_row_groups=max_row_groups, prefill=prefill,
-                                              chunk_template=chunk_template)
+                                              chunk_template=chunk_template, specialise=specialise)
     return _KERNELS[key]
 
 
@@ -593,6 +601,7 @@ def linear_attention(
     max_row_groups: int | None = None,
     prefill: str = "token",
     chunk_template: str | None = None,
+    specialise: bool | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ONNX ``com.microsoft::LinearAttention`` operator on WebGPU, NumPy in and out.
 
@@ -606,7 +615,8 @@ def linear_attention(
     to compile for the token loop (default: the kernel's own), ``chunk_template`` for the chunked prefill;
     ``path`` one of ``KERNEL_PATHS`` (default: the fastest the device allows); ``max_row_groups`` one of
     ``ROW_GROUP_CHOICES`` (the geometry's bound; default: the device's best); ``prefill`` one of
-    ``PREFILLS``. Raises
+    ``PREFILLS``; ``specialise`` compiles the call's shape into its pipeline (default: on GPUs,
+    ``LinearAttentionKernel.specialise``). Raises
     ``ValidationError`` for invalid input, ``KernelUnsupported`` for a valid call
     the device cannot run, ``DeviceUnavailable`` when there is no such implementation/adapter.
     """
@@ -614,7 +624,7 @@ def linear_attention(
     arrays = {"query": query, "key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
     dims = validate(**arrays, q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
                     scale=scale, state_window=state_window)
-    kernel = get_kernel(implementation, adapter, template, path, max_row_groups, prefill, chunk_template)
+    kernel = get_kernel(implementation, adapter, template, path, max_row_groups, prefill, chunk_template, specialise)
     check_supported(kernel.device, dims)
     workspace = workspaces(kernel).get(dims, aliased and dims.has_past, arrays)
     device = kernel.device

@@ -6,6 +6,9 @@
 // geometry (COLS, ROWG, RPT) before compilation; those are all a pipeline is specialised on.
 // Everything else about a call (sizes, heads, rule, decay and beta layouts, window, where the seed
 // comes from) arrives in the uniform `params`, so one pipeline serves every call of one geometry.
+// A pipeline specialised on a call (kernels/shader.py, SPECIALISED_FIELDS: the sizes, heads and layouts)
+// has those fields written in as constants wherever `params.NAME` reads them, so the loads they address
+// need not wait for the uniform; the template reads them only that way.
 // Branches on `params` are uniform: every invocation of a dispatch takes the same way.
 //
 // One workgroup per (tile of COLS x LANES columns of d_v, kv head, batch), of ROWG x COLS

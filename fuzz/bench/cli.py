@@ -81,7 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--paths", type=_paths, default=("auto",),
                         help="kernel variants measured side by side in the same rounds (default auto; "
                              f"any of {', '.join((*KERNEL_PATHS, CHUNKED))}, each optionally @N to bound the row "
-                             "groups per column, e.g. auto,scalar,auto@16 or auto,chunked)")
+                             "groups per column and :generic for the pipeline that reads the sizes from its uniform "
+                             "where the kernel would specialise on them, e.g. auto,scalar,auto@16, auto,chunked or "
+                             "auto,auto:generic)")
     parser.add_argument("--template", type=Path, help="another WGSL template (e.g. the kernel before a change, from "
                         "git show REV:kernels/linear_attention.wgsl), measured beside the paths as path 'template'")
     parser.add_argument("--template-path", type=lambda t: _paths(t)[0], default="auto",

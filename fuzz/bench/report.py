@@ -128,8 +128,9 @@ def gates_table(results: dict) -> str:
 
 
 def _path(row: dict) -> str:
-    """A configuration's kernel path as run: the path asked for, the reduction and columns per invocation."""
-    return f"{row['path']} ({row['reduction']}, x{row['lanes']})"
+    """A configuration's kernel path as run: the path asked for, the reduction, columns per invocation and whether
+    its pipeline was specialised on the call's shape (results from before that choice existed say nothing)."""
+    return f"{row['path']} ({row['reduction']}, x{row['lanes']}{', specialised' if row.get('specialised') else ''})"
 
 
 def verdict_counts(results: dict) -> dict[str, int]:

@@ -56,7 +56,7 @@ class Options:
     seq_lens: tuple[int, ...] = (1, 4, 8)
     paths: tuple[str, ...] = ("auto",)
     """Kernel variants (``kernel_variant``: a path of ``KERNEL_PATHS``, optionally ``@`` a bound on the
-    row groups, e.g. ``auto@8``), measured side by side in the same rounds."""
+    row groups, e.g. ``auto@8``, and ``:generic``), measured side by side in the same rounds."""
     template: Path | None = None
     """Another WGSL template (e.g. the kernel before a change), measured beside the paths as path
     ``"template"``, compiled as ``template_path``."""
@@ -83,17 +83,24 @@ class Options:
             kernel_variant(label)
 
 
-def kernel_variant(label: str) -> tuple[str, int | None, str]:
-    """``PATH`` or ``PATH@N`` -> (kernel path, bound on row groups or None for the kernel's default, prefill).
-    ``PATH`` is one of ``KERNEL_PATHS`` (the token loop) or ``chunked`` (the ``auto`` path's chunked prefill);
-    ``ValueError`` for anything else."""
-    path, at, groups = label.partition("@")
-    if path not in (*KERNEL_PATHS, CHUNKED) or (at and groups not in map(str, ROW_GROUP_CHOICES)):
-        raise ValueError(f"kernel variant {label!r}: expected PATH or PATH@N with PATH one of "
-                         f"{', '.join((*KERNEL_PATHS, CHUNKED))} and N one of {', '.join(map(str, ROW_GROUP_CHOICES))}")
+def kernel_variant(label: str) -> tuple[str, int | None, str, bool | None]:
+    """``PATH``, ``PATH@N``, either with ``:generic`` -> (kernel path, bound on row groups or None for the kernel's
+    default, prefill, specialisation: None for the kernel's default, False for ``:generic``, the pipeline of the
+    geometry class that reads the call's sizes from its uniform). ``PATH`` is one of ``KERNEL_PATHS`` (the token
+    loop) or ``chunked`` (the ``auto`` path's chunked prefill); ``ValueError`` for anything else."""
+    variant, colon, form = label.partition(":")
+    path, at, groups = variant.partition("@")
+    if (path not in (*KERNEL_PATHS, CHUNKED) or (at and groups not in map(str, ROW_GROUP_CHOICES))
+            or (colon and form != GENERIC)):
+        raise ValueError(f"kernel variant {label!r}: expected PATH or PATH@N, optionally followed by :{GENERIC}, "
+                         f"with PATH one of {', '.join((*KERNEL_PATHS, CHUNKED))} and N one of "
+                         f"{', '.join(map(str, ROW_GROUP_CHOICES))}")
     prefill = CHUNKED if path == CHUNKED else "token"
-    return ("auto" if path == CHUNKED else path), int(groups) if groups else None, prefill
+    return ("auto" if path == CHUNKED else path), int(groups) if groups else None, prefill, False if colon else None
 
+
+GENERIC = "generic"
+"""The variant suffix of the generic pipeline (``:generic``), where the kernel would specialise on the call."""
 
 CHUNKED = "chunked"
 """The variant name of the chunked prefill (``kernels.linear_attention.PREFILLS``)."""
@@ -129,8 +136,9 @@ class _Group:
         self.select: dict[Config, dict[int, SelectSeries]] = {}
 
     def _kernel(self, template: str | None, label: str) -> LinearAttentionKernel:
-        path, groups, prefill = kernel_variant(label)
-        return LinearAttentionKernel(self.device, template=template, path=path, max_row_groups=groups, prefill=prefill)
+        path, groups, prefill, specialise = kernel_variant(label)
+        return LinearAttentionKernel(self.device, template=template, path=path, max_row_groups=groups, prefill=prefill,
+                                     specialise=specialise)
 
     def bind(self) -> None:
         """Bind every configuration (memory-tracked) and the prefix reruns its p* needs."""
@@ -188,11 +196,13 @@ class _Group:
             memory += gates.memory_gates(_label(self.dtype, self.shape, path, seq_len, window),
                                          record["expected_total"], record["bound"]["live_bytes"], record["growth"])
             rows.append({"dtype": self.dtype, "shape": self.shape.label, "path": path,
-                         "reduction": work.call.spec.reduction, "lanes": work.call.spec.lanes, "T": seq_len,
+                         "reduction": work.call.spec.reduction, "lanes": work.call.spec.lanes,
+                         "specialised": bool(work.call.spec.constants), "T": seq_len,
                          "W": window, "timing": timing.summary(), "memory": record})
             self.log(f"  {_label(self.dtype, self.shape, path, seq_len, window)}: p50 {timing.p50 / 1e3:.1f} us, "
                      f"p95 {timing.p95 / 1e3:.1f} us ({timing.clock}; {work.call.spec.reduction} reduction, "
-                     f"{work.call.spec.lanes} columns per invocation)")
+                     f"{work.call.spec.lanes} columns per invocation"
+                     f"{', specialised on the shape' if work.call.spec.constants else ''})")
             if window == 0 and ort is not None:
                 ort_rows.append(self._ort_row(work, path, seq_len, ort))
         for path in self.kernels:

@@ -205,10 +205,12 @@ def test_subcommand_and_quick_defaults() -> None:
 
 def test_chunked_is_a_variant_of_the_kernel_beside_its_paths() -> None:
     """``--paths auto,chunked@16``: the token loop and the chunked prefill (the auto path), with a bound."""
-    assert kernel_variant("auto") == ("auto", None, "token")
-    assert kernel_variant("chunked") == ("auto", None, "chunked")
-    assert kernel_variant("chunked@16") == ("auto", 16, "chunked")
-    assert kernel_variant("scalar@32") == ("scalar", 32, "token")
+    assert kernel_variant("auto") == ("auto", None, "token", None)
+    assert kernel_variant("chunked") == ("auto", None, "chunked", None)
+    assert kernel_variant("chunked@16") == ("auto", 16, "chunked", None)
+    assert kernel_variant("scalar@32") == ("scalar", 32, "token", None)
+    assert kernel_variant("auto:generic") == ("auto", None, "token", False)
+    assert kernel_variant("chunked@16:generic") == ("auto", 16, "chunked", False)
     with pytest.raises(ValueError, match="kernel variant 'token'"):
         kernel_variant("token")
 
@@ -239,10 +241,10 @@ def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
     assert (tmp_path / "latency_vs_window.png").stat().st_size > 0
 
 
-@pytest.mark.parametrize("label", ["auto@3", "fast", "auto@", "scalar@64"])
+@pytest.mark.parametrize("label", ["auto@3", "fast", "auto@", "scalar@64", "auto:fast", "auto:"])
 def test_kernel_variants_are_checked_at_the_boundary(tmp_path: Path, capsys, label: str) -> None:
-    """A variant is PATH or PATH@N with N a row-group bound the kernel has: anything else is a usage error
-    naming it (argparse's exit 2), before any device is touched."""
+    """A variant is PATH or PATH@N with N a row-group bound the kernel has, optionally :generic: anything else is
+    a usage error naming it (argparse's exit 2), before any device is touched."""
     with pytest.raises(SystemExit) as exit_:
         main(["--paths", f"auto,{label}", "--quick", "--out", str(tmp_path)])
     assert exit_.value.code == 2 and f"kernel variant {label!r}: expected PATH or PATH@N" in capsys.readouterr().err

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from test_kernel_parity import IMPLEMENTATIONS, assert_bitwise, kernel_or_skip, make_inputs
@@ -119,7 +121,7 @@ def test_rebind_chain_equals_copy_chain(implementation: str) -> None:
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_pipelines_are_compiled_once_per_geometry_and_cache_is_bounded(implementation: str) -> None:
     kernel = kernel_or_skip(implementation)
-    small = LinearAttentionKernel(kernel.device, max_pipelines=2)
+    small = LinearAttentionKernel(kernel.device, max_pipelines=2, specialise=False)
 
     def upload(d_k: int) -> dict:
         inputs = make_inputs(np.random.default_rng(d_k), dtype=np.float32, batch=1, seq_len=4, heads=(2, 2, 2),
@@ -143,6 +145,33 @@ def test_pipelines_are_compiled_once_per_geometry_and_cache_is_bounded(implement
         call.present_state.release()
     for tensor in [*narrow.values(), *wide.values(), *wider.values()]:
         tensor.release()
+
+
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_specialised_pipelines_are_compiled_once_per_call_shape(implementation: str) -> None:
+    """Specialised (a GPU's default): one pipeline per shape and layout, shared by calls that differ only in
+    batch, length, window, binding or seed; and by default a software adapter keeps the generic pipelines."""
+    device = kernel_or_skip(implementation).device
+    assert LinearAttentionKernel(device).specialise is not device.software
+    kernel = LinearAttentionKernel(device, specialise=True)
+
+    def prepare(batch: int = 1, seq_len: int = 4, window: int = 3, d_k: int = 4, rule: str = "gated_delta",
+                aliased: bool = False) -> object:
+        inputs = make_inputs(np.random.default_rng(d_k), dtype=np.float32, batch=batch, seq_len=seq_len,
+                             heads=(2, 2, 2), d_k=d_k, d_v=3, window=window, past=True, decay_per_row=False,
+                             beta_shared=False)
+        tensors = {name: device.upload(x, name) for name, x in inputs.items()}
+        state = {"present_state": tensors["past_state"]} if aliased else {}
+        return kernel.prepare(**tensors, **state, **{**ATTRS, "update_rule": rule, "state_window": window})
+
+    calls = [prepare(), prepare(batch=3), prepare(seq_len=1), prepare(window=0), prepare(aliased=True)]
+    assert kernel.compilations == 1, "batch, T, W and the binding are read from the uniform"
+    calls += [prepare(d_k=3), prepare(rule="delta")]
+    assert kernel.compilations == 3, "d_k and the rule's decay layout are compiled in"
+    assert len({call.spec for call in calls}) == 3 and len({replace(c.spec, constants=()) for c in calls}) == 1
+    for call in calls:
+        call.dispatch()
+        call.release()
 
 
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)

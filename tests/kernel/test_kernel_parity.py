@@ -251,6 +251,34 @@ def test_every_kernel_path_gives_the_same_bits(implementation: str, dtype: type)
     assert size is None or compared_subgroup >= 4, f"subgroup path compared on {compared_subgroup} sizes only"
 
 
+SPECIALISED_CASES = [
+    # heads (H_q, H_kv, n_k), d_k, d_v, decay per row, beta shared, rule, prefill, aliased
+    ((4, 2, 1), 9, 12, False, True, "gated_delta", "token", False),
+    ((1, 3, 3), 16, 5, True, False, "gated", "token", True),
+    ((6, 3, 3), 6, 8, True, True, "delta", "chunked", False),
+]
+"""Standard and inverse GQA, n_k < H_kv, both decay and beta layouts, both prefills and state bindings."""
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_pipelines_specialised_on_the_shape_give_the_generic_bits(implementation: str, dtype: type) -> None:
+    """The call's sizes and layouts compiled in (what a GPU runs by default) or read from the uniform (what a
+    software adapter runs): the same arithmetic in the same order, so the same bits, and both agree with the
+    oracle."""
+    kernel_or_skip(implementation, dtype)
+    for index, (heads, d_k, d_v, per_row, shared, rule, prefill, aliased) in enumerate(SPECIALISED_CASES):
+        inputs = make_inputs(np.random.default_rng(index), dtype=dtype, batch=2, seq_len=5, heads=heads, d_k=d_k,
+                             d_v=d_v, window=3, past=True, decay_per_row=per_row, beta_shared=shared)
+        attrs = {"q_num_heads": heads[0], "kv_num_heads": heads[1], "update_rule": rule, "state_window": 3}
+        results = {specialise: linear_attention(**inputs, **attrs, implementation=implementation, prefill=prefill,
+                                                aliased=aliased, specialise=specialise) for specialise in (False, True)}
+        assert_agrees_with_oracle(Case(inputs, attrs), results[True], label=f"{implementation} specialised {prefill}")
+        where = f"{implementation} {np.dtype(dtype)} specialised vs generic, case {index} ({rule}, {prefill})"
+        assert_bitwise(results[True][0], results[False][0], f"output, {where}")
+        assert_bitwise(results[True][1], results[False][1], f"present_state, {where}")
+
+
 @pytest.mark.parametrize("row_groups", ROW_GROUP_CHOICES)
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_every_row_group_bound_agrees_with_the_oracle(implementation: str, row_groups: int) -> None:

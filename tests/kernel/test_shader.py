@@ -8,7 +8,16 @@ from dataclasses import replace
 
 import pytest
 
-from kernels.shader import MAX_INVOCATIONS, MAX_WORKGROUP_BYTES, UNROLL_MAX_ROWS, KernelSpec, render, unroll_rows
+from kernels.shader import (
+    MAX_INVOCATIONS,
+    MAX_WORKGROUP_BYTES,
+    SPECIALISED_FIELDS,
+    UNROLL_MAX_ROWS,
+    CallParams,
+    KernelSpec,
+    render,
+    unroll_rows,
+)
 
 
 def test_a_loop_on_one_line_is_written_out_once_per_row() -> None:
@@ -79,3 +88,24 @@ def test_a_gpu_geometry_fits_the_workgroup_limits(dtype: str, d_v: int) -> None:
         assert spec.columns % spec.lanes == 0 and (tiles - 1) * spec.columns < d_v <= tiles * spec.columns, spec
         if spec.staged_stores and spec.lanes > 1 and d_v >= 16 and (dtype == "float16" or d_k <= 128):
             assert spec.columns == 16, spec
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["token", "chunked"])
+def test_a_specialised_pipeline_has_the_call_shape_written_in(chunked: bool) -> None:
+    """``KernelSpec.specialised``: the sizes and layouts of the call become constants of the source, and only
+    they; the batch, length, window, seed and scale are still read from the uniform. Two shapes of one geometry
+    class are one generic pipeline and two specialised ones."""
+    generic = replace(KernelSpec.for_sizes("float32", 100, 96), chunked=chunked)
+    uniform = CallParams(batch=3, seq_len=7, scale=0.5, seed_offset=0, window=2, d_k=100, d_v=96, q_heads=8,
+                         kv_heads=4, key_heads=2, decay_mode=2, beta_mode=1, seed_mode=1)
+    spec = generic.specialised(uniform)
+    assert spec.constants == tuple((name, getattr(uniform, name)) for name in SPECIALISED_FIELDS)
+    source, reference = render(spec), render(generic)
+    for name in SPECIALISED_FIELDS:
+        assert f"params.{name}" in reference and re.search(rf"\bparams\.{name}\b", source) is None, name
+    assert "let DK = 100u;" in source and "let HKV = 4u;" in source
+    for name in ("batch", "seq_len", "window"):
+        assert f"params.{name}" in source, name
+    assert replace(spec, constants=()) == generic
+    other = generic.specialised(replace(uniform, d_k=99))
+    assert KernelSpec.for_sizes("float32", 99, 96) == KernelSpec.for_sizes("float32", 100, 96) and other != spec
