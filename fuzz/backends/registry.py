@@ -18,6 +18,7 @@ REGISTRY: dict[str, str] = {
     "wgpu": "fuzz.backends.wgpu_kernel:WgpuNativeBackend", "wgpu-dawn": "fuzz.backends.wgpu_kernel:WgpuDawnBackend",
     "wgpu-chunked": "fuzz.backends.wgpu_kernel:WgpuChunkedBackend",
     "wgpu-wide": "fuzz.backends.wgpu_kernel:WgpuWideBackend",
+    "wgpu-specialised": "fuzz.backends.wgpu_kernel:WgpuSpecialisedBackend",
 }
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""
 

@@ -147,6 +147,9 @@ class _WgslKernelBackend(Backend):
     software_row_groups: int | None = None
     """The geometry's bound on row groups per column (``kernels.linear_attention.ROW_GROUP_CHOICES``) on a
     software adapter; None: the kernel's default (on a GPU always: there the default is the fastest)."""
+    specialise: bool | None = None
+    """Pipelines specialised on each call's shape (``LinearAttentionKernel.specialise``); None: the kernel's
+    default (on a GPU, where that is what runs, specialised; on a software adapter generic)."""
 
     def __init__(self, adapter: str | int | None = None) -> None:
         """On ``adapter`` (a name or number, ``kernels.device.select_adapter``), or by default on the
@@ -159,7 +162,8 @@ class _WgslKernelBackend(Backend):
             self.row_groups = self.software_row_groups if software else None
             self.kernel: LinearAttentionKernel = get_kernel(self.implementation, self.adapter, self.template, self.path,
                                                             self.row_groups, prefill=self.prefill,
-                                                            chunk_template=self.chunk_template)
+                                                            chunk_template=self.chunk_template,
+                                                            specialise=self.specialise)
         except DeviceUnavailable as err:
             raise Unavailable(f"{self.name}: {err}") from err
 
@@ -174,6 +178,8 @@ class _WgslKernelBackend(Backend):
                       "software_row_groups)",)
         if self.prefill != "token":
             notes += (f"{self.prefill} prefill (kernels/chunked.wgsl) for every call",)
+        if self.kernel.specialise:
+            notes += ("pipelines specialised on each call's sizes and layouts",)
         return Capabilities(
             dtypes=dtypes,
             window="native",
@@ -190,7 +196,7 @@ class _WgslKernelBackend(Backend):
             return linear_attention(
                 **case.kwargs(), aliased=case.aliased, implementation=self.implementation, adapter=self.adapter,
                 template=self.template, path=self.path, max_row_groups=self.row_groups, prefill=self.prefill,
-                chunk_template=self.chunk_template,
+                chunk_template=self.chunk_template, specialise=self.specialise,
             )
 
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
@@ -247,3 +253,13 @@ class WgpuWideBackend(WgpuDawnBackend):
 
     name = "wgpu-wide"
     software_row_groups = WIDE_ROW_GROUPS
+
+
+class WgpuSpecialisedBackend(WgpuNativeBackend):
+    """The WGSL kernel on wgpu-native with a pipeline specialised on each call's sizes and layouts
+    (``kernels.shader.SPECIALISED_FIELDS`` written in as constants): the form a GPU runs by default. On a GPU
+    this is ``wgpu``; on lavapipe, where the kernel keeps the generic pipelines (a compilation per call shape
+    costs seconds there), without this backend a campaign would never run the form GPUs run."""
+
+    name = "wgpu-specialised"
+    specialise = True

@@ -20,8 +20,9 @@ draws the features masking a bug explores the rest of the space more deeply. Her
   small unit of six), a batch cap, and which features are on:
   a subset of the update rules, of the decay and beta layouts, of the dtypes, explicit scales, and
   whether the slowest backend takes part (``SLOW_BACKENDS``), which of the two runtimes of the
-  WGSL kernel run it (``KERNEL_RUNTIMES``: one of them, or both), whether the chunked prefill or a
-  GPU's geometry (``CHUNKED_RUNTIME``, ``WIDE_RUNTIME``) stands in for one of them, and whether the
+  WGSL kernel run it (``KERNEL_RUNTIMES``: one of them, or both), whether the chunked prefill, a GPU's
+  specialised pipelines or a GPU's geometry (``CHUNKED_RUNTIME``, ``SPECIALISED_RUNTIME``,
+  ``WIDE_RUNTIME``) stands in for one of them, and whether the
   unit climbs the error ratio (``TARGETING``). The oracle always takes part.
 
 Inside a unit the shapes repeat, so compiled kernel pipelines and ORT sessions are reused; across
@@ -98,6 +99,17 @@ token loop on wgpu-native. On lavapipe its calls cost several times the loop's: 
 it took 87.8 of a default campaign's 360 worker-seconds (seed 4215104394, 66.8 cases/s)."""
 
 CHUNKED_UNITS = 0.1
+
+SPECIALISED_RUNTIME = "wgpu-specialised"
+"""The kernel's pipelines specialised on each call's sizes and layouts (on wgpu-native), the form a GPU runs
+by default, which a software adapter does not compile unless asked: ``SPECIALISED_UNITS`` of the units run it
+in place of wgpu-native's generic pipelines (never in the same unit as the chunked prefill). Shapes repeat
+inside a unit, so a unit compiles a few pipelines more, not one per case; still, on lavapipe those compilations
+dominate its calls: at 15% of the units it took 63.6 of a 2-minute campaign's 240 worker-seconds (628 calls,
+against 3349 of wgpu-native's generic ones in 19.9 s; seed 4215104394). A bug in the specialisation shows on
+nearly every call, so a few units a campaign suffice."""
+
+SPECIALISED_UNITS = 0.05
 
 WIDE_RUNTIME = "wgpu-wide"
 """The kernel's geometry of a GPU with subgroups of 32 (on Dawn): up to 32 row groups per column, with
@@ -190,7 +202,7 @@ def sitting_out(plan: UnitPlan, names: tuple[str, ...]) -> frozenset[str]:
     """The backends among ``names`` that ``plan`` leaves out, never every kernel runtime of the campaign
     (the first of them in ``KERNEL_RUNTIMES`` order then runs)."""
     out = set(plan.sit_out) & set(names)
-    runtimes = [r for r in (*KERNEL_RUNTIMES, CHUNKED_RUNTIME, WIDE_RUNTIME) if r in names]
+    runtimes = [r for r in (*KERNEL_RUNTIMES, CHUNKED_RUNTIME, SPECIALISED_RUNTIME, WIDE_RUNTIME) if r in names]
     if runtimes and set(runtimes) <= out:
         out.discard(runtimes[0])
     return frozenset(out)
@@ -225,7 +237,10 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     targeting = rng.random() < TARGETING
     if rng.random() >= BOTH_RUNTIMES:
         sit_out |= {rng.choice(KERNEL_RUNTIMES)}
-    sit_out |= {KERNEL_RUNTIMES[0] if rng.random() < CHUNKED_UNITS else CHUNKED_RUNTIME}
+    native = rng.random()  # which form of wgpu-native's kernel the unit runs: chunked, specialised or generic
+    sit_out |= {KERNEL_RUNTIMES[0] if native < CHUNKED_UNITS else CHUNKED_RUNTIME}
+    specialised = CHUNKED_UNITS <= native < CHUNKED_UNITS + SPECIALISED_UNITS
+    sit_out |= {KERNEL_RUNTIMES[0] if specialised else SPECIALISED_RUNTIME}
     staged = any(KernelSpec.for_sizes("float32", d, d, WIDE_ROW_GROUPS).staged_stores for d in sizes)
     sit_out |= {KERNEL_RUNTIMES[1] if staged and rng.random() < WIDE_UNITS else WIDE_RUNTIME}
     return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS,

@@ -31,7 +31,7 @@ def test_plans_reach_what_the_old_slice_never_did() -> None:
     assert {1, 9, 16, 17, 33, 64, 65, 128, 129, 256} <= sizes
     assert max(p.limits.max_seq_len for p in plans) == 64 and max(p.limits.max_batch for p in plans) == 4
     assert any(p.limits.rules != Limits().rules for p in plans) and any(p.sit_out for p in plans)
-    assert any(p.sit_out == {swarm.CHUNKED_RUNTIME, swarm.WIDE_RUNTIME} for p in plans), \
+    assert any(p.sit_out == {swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_RUNTIME, swarm.WIDE_RUNTIME} for p in plans), \
         "no unit with every other backend"
 
 
@@ -85,17 +85,21 @@ def test_profiles_do_not_inherit_the_profile_loaded_when_they_are_built() -> Non
 
 def test_units_run_the_kernel_on_one_runtime_or_more_never_none() -> None:
     """Both token-loop runtimes in ``BOTH_RUNTIMES`` of the units, the chunked prefill in place of
-    wgpu-native's token loop in ``CHUNKED_UNITS``, and never no kernel at all (a GPU's geometry stands
-    in for Dawn's: ``test_a_gpus_geometry_stands_in_for_dawns_where_heads_stage``)."""
+    wgpu-native's generic token loop in ``CHUNKED_UNITS`` and the specialised pipelines in ``SPECIALISED_UNITS``,
+    and never no kernel at all (a GPU's geometry stands in for Dawn's:
+    ``test_a_gpus_geometry_stands_in_for_dawns_where_heads_stage``)."""
     plans = [swarm.plan(seed, 50) for seed in range(2000)]
-    runtimes = {*swarm.KERNEL_RUNTIMES, swarm.CHUNKED_RUNTIME, swarm.WIDE_RUNTIME}
+    stand_ins = (swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_RUNTIME)
+    runtimes = {*swarm.KERNEL_RUNTIMES, *stand_ins, swarm.WIDE_RUNTIME}
     running = [runtimes - p.sit_out for p in plans]
     assert all(running)
-    # two runtimes: both token loops, or Dawn's beside the chunked prefill where wgpu's loop sat out anyway
-    two = swarm.BOTH_RUNTIMES + (1 - swarm.BOTH_RUNTIMES) / 2 * swarm.CHUNKED_UNITS
+    # two runtimes: Dawn's beside one form of wgpu-native's, or beside a stand-in where wgpu's loop sat out anyway
+    two = swarm.BOTH_RUNTIMES + (1 - swarm.BOTH_RUNTIMES) / 2 * (swarm.CHUNKED_UNITS + swarm.SPECIALISED_UNITS)
     assert abs(sum(len(r) == 2 for r in running) / len(plans) - two) < 0.05
-    assert abs(sum(swarm.CHUNKED_RUNTIME in r for r in running) / len(plans) - swarm.CHUNKED_UNITS) < 0.05
-    assert not any({"wgpu", swarm.CHUNKED_RUNTIME} <= r for r in running), "the chunked prefill replaces wgpu's loop"
+    for stand_in, share in zip(stand_ins, (swarm.CHUNKED_UNITS, swarm.SPECIALISED_UNITS), strict=True):
+        assert abs(sum(stand_in in r for r in running) / len(plans) - share) < 0.05, stand_in
+        assert not any({"wgpu", stand_in} <= r for r in running), f"{stand_in} replaces wgpu's generic loop"
+    assert not any(set(stand_ins) <= r for r in running), "one form of wgpu-native's kernel per unit"
     one = next(p for p in plans if "wgpu" in p.sit_out and "wgpu-dawn" not in p.sit_out)
     assert swarm.sitting_out(one, ("oracle", "wgpu", "wgpu-dawn")) >= {"wgpu"}
     assert "wgpu" not in swarm.sitting_out(one, ("oracle", "wgpu")), "the only kernel runtime of a campaign sat out"
