@@ -264,19 +264,24 @@ SPECIALISED_CASES = [
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_pipelines_specialised_on_the_shape_give_the_generic_bits(implementation: str, dtype: type) -> None:
     """The call's sizes and layouts compiled in (what a GPU runs by default) or read from the uniform (what a
-    software adapter runs): the same arithmetic in the same order, so the same bits, and both agree with the
-    oracle."""
-    kernel_or_skip(implementation, dtype)
+    software adapter runs): both agree with the oracle, and on a software adapter they give the same bits.
+    A GPU's compiler may schedule the arithmetic differently once the sizes are constants (on the H200, Dawn's
+    specialised pipelines gave other bits than its generic ones in one case, within the tolerance; wgpu-native's
+    did not), so there each form is held to the oracle only."""
+    software = kernel_or_skip(implementation, dtype).device.software
     for index, (heads, d_k, d_v, per_row, shared, rule, prefill, aliased) in enumerate(SPECIALISED_CASES):
         inputs = make_inputs(np.random.default_rng(index), dtype=dtype, batch=2, seq_len=5, heads=heads, d_k=d_k,
                              d_v=d_v, window=3, past=True, decay_per_row=per_row, beta_shared=shared)
         attrs = {"q_num_heads": heads[0], "kv_num_heads": heads[1], "update_rule": rule, "state_window": 3}
         results = {specialise: linear_attention(**inputs, **attrs, implementation=implementation, prefill=prefill,
                                                 aliased=aliased, specialise=specialise) for specialise in (False, True)}
-        assert_agrees_with_oracle(Case(inputs, attrs), results[True], label=f"{implementation} specialised {prefill}")
-        where = f"{implementation} {np.dtype(dtype)} specialised vs generic, case {index} ({rule}, {prefill})"
-        assert_bitwise(results[True][0], results[False][0], f"output, {where}")
-        assert_bitwise(results[True][1], results[False][1], f"present_state, {where}")
+        for specialise, form in ((True, "specialised"), (False, "generic")):
+            assert_agrees_with_oracle(Case(inputs, attrs), results[specialise],
+                                      label=f"{implementation} {form} {prefill}, case {index}")
+        if software:
+            where = f"{implementation} {np.dtype(dtype)} specialised vs generic, case {index} ({rule}, {prefill})"
+            assert_bitwise(results[True][0], results[False][0], f"output, {where}")
+            assert_bitwise(results[True][1], results[False][1], f"present_state, {where}")
 
 
 @pytest.mark.parametrize("row_groups", ROW_GROUP_CHOICES)
