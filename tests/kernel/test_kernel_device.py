@@ -172,6 +172,8 @@ def test_specialised_pipelines_are_compiled_once_per_call_shape(implementation: 
     for call in calls:
         call.dispatch()
         call.release()
+        for tensor in {id(t): t for t in (*call.tensors.values(), call.output, call.present_state)}.values():
+            tensor.release()
 
 
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)

@@ -262,7 +262,7 @@ SPECIALISED_CASES = [
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
-def test_pipelines_specialised_on_the_shape_give_the_generic_bits(implementation: str, dtype: type) -> None:
+def test_pipelines_specialised_on_the_shape_agree_with_the_generic_ones(implementation: str, dtype: type) -> None:
     """The call's sizes and layouts compiled in (what a GPU runs by default) or read from the uniform (what a
     software adapter runs): both agree with the oracle, and on a software adapter they give the same bits.
     A GPU's compiler may schedule the arithmetic differently once the sizes are constants (on the H200, Dawn's
