@@ -14,6 +14,8 @@ from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError, whole_number
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from fuzz.campaign.shard import Shard
     from fuzz.corpus.entry import CorpusError, Entry
 
@@ -72,6 +74,7 @@ _positive = whole_number(1)
 
 
 def _shard(text: str) -> Shard | str:
+
     from fuzz.campaign.shard import Shard
 
     if text == AUTO_SHARD:
@@ -129,6 +132,7 @@ def _campaign_shard(spec: Shard | str, seeded: bool) -> Shard:
     ``auto`` needs ``--seed``: the shards of one campaign must share its seed, and shards that each
     drew their own would run parts of different campaigns.
     """
+
     from fuzz.campaign.shard import Shard
 
     if spec != AUTO_SHARD:
@@ -296,11 +300,19 @@ def _cmd_repro(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from err
     if args.property:
         entry.finding = entry.finding.with_(property=args.property)
-    names = args.backends.split(",") if args.backends else list(entry.finding.backends)
-    if entry.expected_arrays and not args.backends:
+    refused: list[str] = []
+    if args.backends:
+        names = _names(args.backends, [])
+    elif entry.expected_arrays:
         names = _backend_names(None)
+    else:
+        names = _recorded_names(entry.finding.backends, f"{path}/{corpus.DOCUMENT_KEY}", refused)
+        if refused:
+            entry.finding = entry.finding.with_(backends=tuple(names))
     backends, missing = _open_backends(names)
     print(f"case: {entry.finding.case.summary()}")
+    for line in refused:
+        print(f"lafuzz repro: {line}", file=sys.stderr)
     for name, reason in missing.items():
         print(f"backend {name} not available: {reason}")
     try:
@@ -310,7 +322,22 @@ def _cmd_repro(args: argparse.Namespace) -> int:
             b.close()
     for v in verdicts:
         print(v.line())
-    return EXIT_REGRESSION if any(v.verdict in (*FAILED, STILL_FAILING) for v in verdicts) else 0
+    if any(v.verdict in (*FAILED, STILL_FAILING) for v in verdicts):
+        return EXIT_REGRESSION
+    return EXIT_USAGE if refused else 0
+
+
+def _recorded_names(recorded: Iterable[str], source: str, refused: list[str]) -> list[str]:
+    """The registry names among backend names read from data; a line for each other one in ``refused``."""
+    from fuzz.backends.registry import UnknownRecordedBackend, check_recorded
+
+    names = []
+    for name in recorded:
+        try:
+            names.append(check_recorded(name, source))
+        except UnknownRecordedBackend as err:
+            refused.append(err.args[0])
+    return names
 
 
 def _cmd_promote(args: argparse.Namespace) -> int:

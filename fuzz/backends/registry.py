@@ -2,6 +2,10 @@
 
 Modules are imported only when a backend is asked for, so a machine without, say, ORT's CUDA EP
 lists that backend as unavailable instead of failing to import the suite.
+
+A name read from data (a corpus entry, a summary, an example database) may only be a registry name
+(``check_recorded``): ``module:Class`` imports code, so it is taken from the command line or the pytest
+options alone, and the class it names must be a ``Backend`` subclass before anything is created.
 """
 
 from __future__ import annotations
@@ -23,6 +27,19 @@ REGISTRY: dict[str, str] = {
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""
 
 
+class UnknownRecordedBackend(KeyError):
+    """A backend name read from data that is not a registry name: refused before any import."""
+
+
+def check_recorded(name: str, source: str) -> str:
+    """``name`` if it is a registry name; else ``UnknownRecordedBackend`` naming ``source``, importing nothing."""
+    if name not in REGISTRY:
+        raise UnknownRecordedBackend(
+            f"{source} names backend {name!r}, which is not a registry name ({', '.join(REGISTRY)}); "
+            "refused without importing anything (a module:Class backend is taken from the command line only)")
+    return name
+
+
 def backend_class(spec: str) -> type[Backend]:
     """The class behind a registry name or ``module:Class``; ``KeyError`` for an unknown name,
     ``Unavailable`` when its module cannot be imported here."""
@@ -38,7 +55,9 @@ def backend_class(spec: str) -> type[Backend]:
         module = importlib.import_module(module_name)
     except ImportError as err:
         raise Unavailable(f"{spec}: cannot import {module_name}: {err}") from err
-    try:
-        return getattr(module, class_name)
-    except AttributeError:
-        raise KeyError(f"backend {spec!r}: {module_name} has no {class_name}") from None
+    cls = getattr(module, class_name, None)
+    if cls is None:
+        raise KeyError(f"backend {spec!r}: {module_name} has no {class_name}")
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise KeyError(f"backend {spec!r}: {module_name}.{class_name} is not a fuzz.backends.Backend subclass")
+    return cls

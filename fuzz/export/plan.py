@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from fuzz.backends.base import Unavailable
 from fuzz.backends.ort_session import OrtBackend
-from fuzz.backends.registry import backend_class
+from fuzz.backends.registry import backend_class, check_recorded
 from fuzz.corpus.entry import Entry
 from fuzz.engine.case import Case
 from oracles.validation import ValidationError, validate
@@ -70,7 +70,7 @@ def ort_backends(entry: Entry) -> list[tuple[str, str]]:
     found = []
     for name in names:
         try:
-            cls = backend_class(name)
+            cls = backend_class(check_recorded(name, f"entry {entry.id}"))
         except (KeyError, Unavailable):
             continue
         if issubclass(cls, OrtBackend):
