@@ -134,14 +134,20 @@ def _element_type(dtype: np.dtype | str) -> int:
     return elem
 
 
+WRITTEN_ONLY_WHEN_SET = ("state_window",)
+"""Attributes left out of a model at their default 0: schemas older than the window (onnxruntime-webgpu
+1.27.0) refuse to load a node that carries them at all, and 0 means the same as absent."""
+
+
 def _node(feeds: dict[str, str], output: str, present_state: str, attrs: dict[str, Any]) -> Any:
     """A LinearAttention node reading input ``name`` from ``feeds[name]``; omitted optional inputs become
-    empty names, as ONNX requires."""
+    empty names, as ONNX requires. ``state_window = 0`` is not written (``WRITTEN_ONLY_WHEN_SET``)."""
     node_inputs = [feeds.get(name, "") for name in INPUT_NAMES]
     while node_inputs and not node_inputs[-1]:
         node_inputs.pop()
+    written = {k: _plain(v) for k, v in attrs.items() if not (k in WRITTEN_ONLY_WHEN_SET and _plain(v) == 0)}
     return helper.make_node("LinearAttention", node_inputs, [output, present_state], domain="com.microsoft",
-                            **{k: _plain(v) for k, v in attrs.items()})
+                            **written)
 
 
 def _serialise(nodes: list, inputs: list, outputs: list, opset: int) -> bytes:

@@ -25,13 +25,13 @@ def test_omitted_optional_inputs_are_empty_names():
     assert node.domain == "com.microsoft" and node.op_type == "LinearAttention"
 
 
-def test_attributes_exactly_as_given():
+def test_attributes_exactly_as_given_but_a_zero_window():
     case = fixed_case("linear")
     absent = _node(build_model_for(model_key(case)))
     assert {a.name for a in absent.attribute} == {"q_num_heads", "kv_num_heads", "update_rule"}
     zero = _node(build_model_for(model_key(case.with_attrs(scale=0.0, state_window=0))))
     attrs = {a.name: onnx.helper.get_attribute_value(a) for a in zero.attribute}
-    assert attrs["scale"] == 0.0 and attrs["state_window"] == 0
+    assert attrs["scale"] == 0.0 and "state_window" not in attrs
     assert model_key(case) != model_key(case.with_attrs(scale=0.0)) != model_key(case.with_attrs(scale=0))
 
 
@@ -63,3 +63,11 @@ def test_prefix_model_has_a_node_per_call_sharing_the_past_state():
 def test_prefix_model_needs_a_call():
     with pytest.raises(ValueError, match="at least one call"):
         prefix_model_key(fixed_case("linear"), 0)
+
+
+@pytest.mark.parametrize("window", [0, 1, 3, -1])
+def test_state_window_is_written_only_when_it_is_not_zero(window: int):
+    """A schema older than the window refuses any node carrying the attribute, even at 0 (its default)."""
+    node = _node(build_model_for(model_key(fixed_case("linear").with_attrs(state_window=window))))
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    assert attrs.get("state_window", 0) == window and ("state_window" in attrs) == (window != 0)

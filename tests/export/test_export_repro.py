@@ -4,9 +4,11 @@ exit 0 on an EP that does what the contract asks."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import onnx
 import pytest
 
 from fuzz.corpus.entry import read_entry
@@ -76,3 +78,17 @@ def test_an_ep_this_onnxruntime_lacks_cannot_be_checked(exported):
     run = run_repro(exported(SHARED_BETA), "--ep", "NoSuchExecutionProvider")
     assert run.status == 2, run.output
     assert "cannot check here: NoSuchExecutionProvider is not in this onnxruntime" in run.output
+
+
+def test_a_model_this_onnxruntime_cannot_load_is_never_fixed(exported, need, tmp_path: Path):
+    """An older schema refuses the node at load time (as onnxruntime-webgpu 1.27.0 refuses ``state_window``):
+    that says nothing about the defect, so the verdict is "cannot check" (exit 2), not "fixed" (exit 0)."""
+    need("ort-cpu")
+    folder = shutil.copytree(exported("error-parity/ort-webgpu-kv-heads-zero"), tmp_path / "older-schema")
+    model = onnx.load(folder / "model.onnx")
+    model.graph.node[0].attribute.append(onnx.helper.make_attribute("attribute_of_a_newer_schema", 1))
+    onnx.save(model, folder / "model.onnx")
+    run = run_repro(folder, "--ep", "CPUExecutionProvider")
+    assert run.status == 2, run.output
+    assert "cannot check here: this onnxruntime" in run.output and "cannot load the model" in run.output
+    assert "fixed" not in run.output, run.output

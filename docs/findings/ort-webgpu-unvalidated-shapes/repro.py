@@ -54,6 +54,15 @@ CANNOT_PLACE = (
     "fallback to CPU EP has been explicitly disabled",
 )
 """Session-creation errors meaning the EP has no kernel for the node: nothing about the defect can be told."""
+CANNOT_LOAD = (
+    "Unrecognized attribute",
+    "No Op registered for",
+    "is not a registered function/op",
+    "No opset import for domain",
+    "Unsupported model IR version",
+)
+"""Load errors meaning this runtime's schema for the node differs (an older release): it cannot load the
+model, which tells nothing about the defect, so the verdict is "cannot check" (exit 2), never "fixed"."""
 EXIT_FIXED, EXIT_DEFECT, EXIT_CANNOT_CHECK = 0, 1, 2
 
 
@@ -153,8 +162,13 @@ def run_session(model: str, inputs: dict[str, np.ndarray], ep: str, library: str
         report.send(("stage", "session.run"))
         output, present_state = session.run(["output", "present_state"], inputs)
     except Exception as err:
-        unplaced = any(phrase in str(err) for phrase in CANNOT_PLACE)
-        report.send(("unavailable" if unplaced else "error", str(err).strip()))
+        text = str(err).strip()
+        if any(phrase in text for phrase in CANNOT_LOAD):
+            report.send(("unavailable", f"this onnxruntime ({ort.__version__}) cannot load the model: {text}"))
+        elif any(phrase in text for phrase in CANNOT_PLACE):
+            report.send(("unavailable", text))
+        else:
+            report.send(("error", text))
         return
     report.send(("outputs", {"output": output, "present_state": present_state}))
 
