@@ -144,8 +144,17 @@ def test_a_bad_option_is_a_usage_error(project: pytest.Pytester, options: list[s
 
 def test_an_unavailable_backend_skips_with_the_reason(project: pytest.Pytester) -> None:
     project.makepyfile(
-        absent="from fuzz.backends import Unavailable\n\n"
-        "class Absent:\n    def __init__(self):\n        raise Unavailable('absent: no such device here')\n"
+        absent="""
+from fuzz.backends import Unavailable
+from fuzz.backends.base import Backend
+
+
+class Absent(Backend):
+    capabilities = run = None  # never reached: creation fails first
+
+    def __init__(self):
+        raise Unavailable('absent: no such device here')
+"""
     )
     result = project.runpytest_subprocess(
         *PLUGIN, "-rs", "--lafuzz-backends=oracle,absent:Absent", "--lafuzz-properties=prefix-oracle"
