@@ -36,7 +36,7 @@ python3 -c "import onnxruntime, numpy, hypothesis; print('onnxruntime', onnxrunt
 python3 -m fuzz.cli backends 2>&1 | grep -v '^Warning' | tee "$out/backends.txt"
 if [ "$what" = tests ] || [ "$what" = all ]; then
   python3 -m pytest -q -n 8 -p no:cacheprovider \
-    tests/kernel tests/oracle/test_oracle_vs_ort.py \
+    tests/kernels tests/oracles/test_oracle_vs_ort.py \
     tests/backends/test_ort_backends.py tests/backends/test_ort_webgpu.py tests/engine/test_properties.py --tb=short -rfE \
     > "$out/tests.txt" 2>&1
   tail -25 "$out/tests.txt"
@@ -51,7 +51,7 @@ if [ "$what" = campaign ]; then
   cp /tmp/campaign/summary.json /tmp/campaign/report.html "$out/" 2>/dev/null
 fi
 if [ "$what" = paths ]; then
-  timeout 240 python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernel tests/engine/test_properties.py \
+  timeout 240 python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernels tests/engine/test_properties.py \
     tests/engine/test_device_chain.py --tb=short -rfE > "$out/tests.txt" 2>&1
   tail -15 "$out/tests.txt"
   old=(); [ -f build/old-kernel.wgsl ] && old=(--template build/old-kernel.wgsl --template-path "${OLD_PATH:-auto}")
@@ -63,7 +63,7 @@ if [ "$what" = paths ]; then
     --out "$out/floor" > "$out/floor.txt" 2>&1; grep "p50" "$out/floor.txt"
 fi
 if [ "$what" = bench3 ]; then
-  timeout 150 python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernel/test_kernel_parity.py -k same_bits \
+  timeout 150 python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernels/test_kernel_parity.py -k same_bits \
     > "$out/same-bits.txt" 2>&1; tail -3 "$out/same-bits.txt"
   for run in 1 2 3; do
     python3 -m fuzz.bench --out "$out/bench$run" > "$out/bench$run.txt" 2>&1
