@@ -4,7 +4,7 @@
 keyed by ``KernelSpec``, the geometry class; everything else about a call is in its uniform,
 ``CallParams``). ``prepare`` binds device tensors to a pipeline and uniform and returns a
 ``BoundCall`` that can be dispatched any number of times without touching the host; ``accept``
-performs SPEC §3's select-a-slot-and-resume, by rebinding the accepted slot as the next call's
+performs docs/spec.md §3's select-a-slot-and-resume, by rebinding the accepted slot as the next call's
 seed where WebGPU's offset alignment allows it (no copy at all), else by a slot copy on the GPU.
 ``linear_attention`` mirrors the ONNX op exactly like ``oracles.linear_attention``, reusing
 device buffers across calls of the same shape.
@@ -453,7 +453,7 @@ class LinearAttentionKernel:
 
     def accept(self, call: BoundCall, accepted: int, saved_seed: DeviceTensor | None = None,
                mode: Literal["rebind", "copy"] = "rebind") -> Selection:
-        """After ``call`` ran, resume from the state after ``accepted`` of its tokens (SPEC §3); dispatch
+        """After ``call`` ran, resume from the state after ``accepted`` of its tokens (docs/spec.md §3); dispatch
         the returned ``Selection.call`` next.
 
         ``mode="rebind"``: for ``accepted >= 1`` the next call reads its seed straight from the matching

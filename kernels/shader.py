@@ -275,7 +275,7 @@ def unroll_rows(source: str, rows: int) -> str:
     by constants only, so the GPU compiler keeps them in registers. Left as loops, NVIDIA's Vulkan compiler
     did not: on the H200, unrolling took fp16 decode (``B=1, H=32, d_k=d_v=128``) from 11.0 to 9.1 us at
     ``T = 1``, from 31.4 to 19.9 us at ``T = 8`` and from 191.4 to 108.8 us at ``T = 64``, with the same
-    bits (``docs/results/h200/issue14-unroll/``).
+    bits (``docs/results/2026-12-01-h200-rows-written-out/``).
     """
     lines = source.split("\n")
     out: list[str] = []

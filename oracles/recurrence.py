@@ -1,4 +1,4 @@
-"""The float64 reference of LinearAttention: the contract of SPEC §1-2 written as code.
+"""The float64 reference of LinearAttention: the contract of docs/spec.md §1-2 written as code.
 
 The loop over tokens is the definition of the operator and stays a loop; everything else (batch,
 heads, rows, columns) is vectorised with NumPy so the oracle stays fast enough for fuzzing.

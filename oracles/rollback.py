@@ -1,4 +1,4 @@
-"""Select-a-slot-and-resume (SPEC §3): how a speculative decoder uses the window.
+"""Select-a-slot-and-resume (docs/spec.md §3): how a speculative decoder uses the window.
 
 After a call over ``T`` draft tokens with window ``W``, accepting the first ``a`` tokens means the
 next call must start from the state after ``a`` tokens. Slot ``a - (T - W) - 1`` holds it when

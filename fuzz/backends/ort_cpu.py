@@ -1,6 +1,6 @@
 """ONNX Runtime's CPU EP as a backend: ``W = 0`` natively, ``W > 0`` through prefix runs.
 
-Its validation is the suite's reference for bad input (SPEC §6), so its messages matter as much
+Its validation is the suite's reference for bad input (docs/spec.md §6), so its messages matter as much
 as its numbers.
 """
 

@@ -51,7 +51,7 @@ SESSION_LOG_SEVERITY = 4
 fuzzing invalid input would otherwise print each refusal twice."""
 
 WINDOW_REFUSAL = "does not support state_window"
-"""The phrase of today's CPU and WebGPU kernels when a model asks for ``W > 0`` (SPEC §6)."""
+"""The phrase of today's CPU and WebGPU kernels when a model asks for ``W > 0`` (docs/spec.md §6)."""
 
 CANNOT_PLACE = (
     "NOT_IMPLEMENTED",
@@ -335,7 +335,7 @@ class OrtBackend(Backend):
         trip); with ``case.aliased`` each call binds its state value as both ``past_state`` and
         ``present_state``. Returns the concatenated output and the final state, which must equal
         a single ``run(case)``, except that a second call of fewer than ``W`` tokens writes zeros
-        in its leading slots (SPEC: ``T < W``). At ``W > 0`` the whole window written by the first
+        in its leading slots (docs/spec.md §2: ``T < W``). At ``W > 0`` the whole window written by the first
         call is passed on (only its slot ``W-1`` is read), so this needs a native window.
         """
         if not 1 <= split < case.seq_len:
@@ -353,7 +353,7 @@ class OrtBackend(Backend):
         return np.concatenate([out_head, out_tail], axis=1), state.numpy()
 
     def _run_by_prefix(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        """Serve a ``W > 0`` case through ``W = 0`` calls of this EP (SPEC §2, prefix formulation).
+        """Serve a ``W > 0`` case through ``W = 0`` calls of this EP (docs/spec.md §2, prefix formulation).
 
         The output comes from a ``W = 0`` call over all tokens, seeded with ``past_state[W-1]``;
         slot ``j`` from a ``W = 0`` call over the first ``T - W + j + 1`` tokens (the last slot's call

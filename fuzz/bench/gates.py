@@ -1,4 +1,4 @@
-"""The verdicts of SPEC §5: each gate with its measured value, interval, threshold and verdict.
+"""The verdicts of docs/spec.md §5: each gate with its measured value, interval, threshold and verdict.
 
 Gates per (dtype, shape, T):
 

@@ -1,4 +1,4 @@
-"""The measurement protocol of SPEC §5: warm-ups, measured iterations, repetitions, percentiles.
+"""The measurement protocol of docs/spec.md §5: warm-ups, measured iterations, repetitions, percentiles.
 
 A *sampler* is any function ``sample(n) -> n timings in nanoseconds``; ``run_protocol`` calls it
 once with ``warmups`` (discarded) and then with ``iterations``, ``repetitions`` times over. Every
@@ -36,7 +36,7 @@ class Protocol:
 
 
 FULL = Protocol()
-"""SPEC §5 as written: 20 warm-ups, 200 measured iterations, 3 repetitions."""
+"""docs/spec.md §5 as written: 20 warm-ups, 200 measured iterations, 3 repetitions."""
 
 QUICK = Protocol(warmups=10, iterations=50, repetitions=3, batch=10)
 """The reduced protocol of ``--quick`` (a software adapter, a couple of minutes)."""

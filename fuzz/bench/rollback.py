@@ -1,4 +1,4 @@
-"""The rollback value of the window: the break-even rejection probability p* of SPEC §5 (pure math).
+"""The rollback value of the window: the break-even rejection probability p* of docs/spec.md §5 (pure math).
 
     p* = (verify_W - verify_0) / E[prefix_rerun - checkpoint_select | rejection]
 

@@ -29,7 +29,7 @@ class Schedule:
 
     rounds: int = 10
     per_round: int = 60
-    """Samples of each series per round: rounds x per_round = 600, SPEC §5's 3 x 200."""
+    """Samples of each series per round: rounds x per_round = 600, docs/spec.md §5's 3 x 200."""
     round_warmups: int = 2
     """Calls of a series run and discarded before its samples in each round (it follows another series)."""
     settle_batch: int = 20

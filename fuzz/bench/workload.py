@@ -51,7 +51,7 @@ class Shape:
 
 
 REFERENCE_SHAPE = Shape(1, 32, 128, 128)
-"""SPEC §5's reference size: fp16 state is 1 MiB per slot."""
+"""docs/spec.md §5's reference size: fp16 state is 1 MiB per slot."""
 
 QUICK_SHAPE = Shape(1, 4, 32, 32)
 """The small shape of ``--quick`` (a software adapter runs it in well under a millisecond)."""

@@ -6,8 +6,8 @@ defaults (peak resident memory of the whole process tree: the main process, its 
 crash-isolated ORT workers):
 
 - ``-j 2``, 3 minutes, lavapipe on the 2-core machine: peak 2722 MiB
-  (docs/results/lavapipe-campaign-3m/);
-- ``-j 8``, 151 s, the H200 machine: peak 6567 MiB (docs/results/h200/uniform-kernel/campaign.txt).
+  (docs/results/2026-11-30-lavapipe-fixed-slice-3m/);
+- ``-j 8``, 151 s, the H200 machine: peak 6567 MiB (docs/results/2026-11-30-h200-uniform-kernel/campaign.txt).
 
 The line through the two gives ``WORKER_MIB`` = (6567 - 2722) / 6 = 641 MiB per worker and
 ``BASE_MIB`` = 2722 - 2 * 641 = 1440 MiB for the rest (the main process creates every backend once

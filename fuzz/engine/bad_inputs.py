@@ -1,7 +1,7 @@
 """Hypothesis strategies for invalid LinearAttention calls: each case breaks exactly one rule.
 
 A valid case is drawn first (``fuzz.strategies.cases``); one ``Breaker`` then edits the shapes,
-dtypes or attributes to break a single rule of SPEC §1-2, and fresh values are realised for the
+dtypes or attributes to break a single rule of docs/spec.md §1-2, and fresh values are realised for the
 new shapes. ``notes["broken_rule"]`` names the rule, so a finding says which rule a backend let
 through. Every produced case is confirmed invalid by the shared validation before it is returned.
 """
@@ -170,7 +170,7 @@ RULES: tuple[str, ...] = tuple(b.rule for b in BREAKERS)
 """The rule names, as they appear in ``notes["broken_rule"]``."""
 
 PASS_THROUGH_RULES = frozenset({"empty-sequence"})
-"""Rules whose breach a backend may answer by passing the past state through (SPEC §2, ``T = 0``)."""
+"""Rules whose breach a backend may answer by passing the past state through (docs/spec.md §2, ``T = 0``)."""
 
 
 def _realise(draft: Draft, rng: np.random.Generator) -> dict[str, np.ndarray]:

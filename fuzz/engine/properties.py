@@ -1,4 +1,4 @@
-"""The differential engine: SPEC §4's correctness plan as named properties, driven by Hypothesis.
+"""The differential engine: docs/spec.md §4's correctness plan as named properties, driven by Hypothesis.
 
 Each ``Property`` pairs a strategy (which cases it needs) with a check (what must hold on every
 selected backend). A check raises ``fuzz.findings.PropertyFailure`` (carrying a ``Finding``) on

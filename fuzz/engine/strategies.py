@@ -1,4 +1,4 @@
-"""Hypothesis strategies for valid LinearAttention calls, named for the domain (SPEC §1-2).
+"""Hypothesis strategies for valid LinearAttention calls, named for the domain (docs/spec.md §1-2).
 
 A case is drawn in three layers, each a small strategy of its own:
 
@@ -428,7 +428,7 @@ def cases(
     has_past: bool | None = None,
     aliased: bool = False,
 ) -> Case:
-    """A valid case reaching every axis of SPEC §1-2 under ``limits``.
+    """A valid case reaching every axis of docs/spec.md §1-2 under ``limits``.
 
     ``min_window`` raises the smallest ``W``; ``has_past`` forces the past state present or absent;
     ``aliased`` binds past and present state to one buffer (implies a past state).

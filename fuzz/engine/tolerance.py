@@ -11,12 +11,12 @@ Each result is compared with the exact answer, which the float64 oracle gives (i
 
 ``rounding``
     Half a unit in the last place of the stored type at the exact value: a result stored in
-    fp16 (or fp32) is rounded once (SPEC §2: each slot rounded once to the state's type).
+    fp16 (or fp32) is rounded once (docs/spec.md §2: each slot rounded once to the state's type).
     ``np.spacing`` gives the unit, subnormals included, so tiny fp16 answers get the absolute
     resolution of the format and no more.
 ``accumulation``
     ``ACCUMULATION_FACTOR * depth * eps(compute) * (|exact| + block)``. The recurrence runs in
-    float32 for fp32 and fp16 inputs (SPEC §2 allows f32 for fp16), float64 for the oracle.
+    float32 for fp32 and fp16 inputs (docs/spec.md §2 allows f32 for fp16), float64 for the oracle.
     ``depth = tokens + d_k`` counts the sequential operations behind one element: one state
     update per token and a ``d_k``-long dot product in retrieval and readout. ``block`` is the
     magnitude of the terms behind the element (``Exact``: the running size of the update terms

@@ -3,7 +3,7 @@
 A corpus entry names the backends a property compared; the one exported is its ONNX Runtime
 backend (the marked one first). What the EP must do follows from the case alone: a valid case must
 give the oracle's results, a case that breaks a rule must be refused, and ``T = 0`` (outside the
-contract, SPEC §2) may be refused or answered by passing the state through. A crash or a hang is a
+contract, docs/spec.md §2) may be refused or answered by passing the state through. A crash or a hang is a
 defect under every expectation. Only properties that judge one call of the EP against the contract
 can be checked by one ``session.run``; the others raise ``ExportError``.
 """

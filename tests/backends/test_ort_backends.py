@@ -16,7 +16,7 @@ WINDOW_REFUSALS = {
     "ort-cpu": "CPU LinearAttention does not support state_window > 0 (CUDA EP only)",
     "ort-webgpu": "WebGPU LinearAttention does not support state_window > 0 (CUDA EP only)",
 }
-"""Today's refusal of W > 0 by each EP, word for word (SPEC §6)."""
+"""Today's refusal of W > 0 by each EP, word for word (docs/spec.md §6)."""
 
 @pytest.fixture(params=sorted(WINDOW_REFUSALS))
 def ort(request, need):

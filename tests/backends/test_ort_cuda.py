@@ -41,7 +41,7 @@ def test_native_window_agrees_with_oracle(window):
 
 
 def test_short_second_call_zeroes_its_leading_slots():
-    """SPEC: a call with ``T < W`` writes exact zeros in its leading ``W - T`` slots, whatever the window it
+    """docs/spec.md §2: a call with ``T < W`` writes exact zeros in its leading ``W - T`` slots, whatever the window it
     was seeded from held; its other slots and the output are the one call's."""
     backend = _cuda()
     case = fixed_case("gated_delta", window=8, seq_len=7)

@@ -341,7 +341,7 @@ SELECT_SHAPES = {
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_select_and_resume_on_gpu(implementation: str, dtype: type, aliased: bool, mode: str, layout: str) -> None:
-    """SPEC §3 on the device: accept a tokens, rebind or copy the slot on the GPU, run the next call.
+    """docs/spec.md §3 on the device: accept a tokens, rebind or copy the slot on the GPU, run the next call.
 
     For every represented a, the resumed call must equal, bit for bit, a fresh run over the
     accepted prefix followed by the next call; for a = 0 it must equal the next call from the

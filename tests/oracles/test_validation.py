@@ -1,4 +1,4 @@
-"""Every validation rule of SPEC §1-2 fires, through the oracle, with a message naming the problem."""
+"""Every validation rule of docs/spec.md §1-2 fires, through the oracle, with a message naming the problem."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A seeded generator of valid cases for plain (non-Hypothesis) sweeps in the foundation tests.
 
 Hypothesis strategies explore and shrink; these sweeps are fixed lists that cover every axis of
-SPEC §1 with a NumPy seed, so a failing sweep index is reproducible by itself.
+docs/spec.md §1 with a NumPy seed, so a failing sweep index is reproducible by itself.
 """
 
 from __future__ import annotations
