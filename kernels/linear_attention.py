@@ -43,14 +43,15 @@ ROW_GROUP_CHOICES = (2, 4, 8, 16, 32)
 and a warp more adjacent columns, more give more invocations (the default: ``_row_group_bound``)."""
 
 WIDE_ROW_GROUPS = 32
-"""The row-group bound on devices whose subgroups hold that many row groups (a GPU's, not lavapipe's 8)."""
+"""The row-group bound on devices whose subgroups hold that many row groups (a GPU's, not lavapipe's 8):
+fewer rows per invocation, so more of the reduction runs in parallel, which made decode faster on a GPU
+(docs/benchmark.md#kernel-history)."""
 
 PREFILLS = ("token", "chunked")
 """How a kernel takes a call's tokens: ``token``, the token loop (``kernels/linear_attention.wgsl``, the
 default), or ``chunked``, the chunked prefill (``kernels/chunked.wgsl``). The chunked prefill agrees with
-the token loop but was slower on the H200 at every length measured (fp16, ``B=1, H=32, d_k=d_v=128``:
-215.5 against 81.4 us at ``T = 16``, 825.6 against 297.4 us at ``T = 64``), so no call takes it unless
-asked; campaigns fuzz both (``fuzz.campaign.swarm``)."""
+the token loop but was slower on a GPU at every length measured (docs/benchmark.md#kernel-history), so no
+call takes it unless asked; campaigns fuzz both (``fuzz.campaign.swarm``)."""
 
 KERNEL_DTYPES = ("float32", "float16")
 """Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
@@ -219,7 +220,7 @@ class LinearAttentionKernel:
                  path: str = "auto", max_row_groups: int | None = None, prefill: str = "token",
                  chunk_template: str | None = None, specialise: bool | None = None) -> None:
         # a campaign's units draw head sizes 1-256 in both dtypes: with 64 pipelines the cache thrashed
-        # (the default campaign on lavapipe ran at 65.6 cases/s; 81.0 with 1024, same seed)
+        # (docs/campaign.md#history)
         if path not in KERNEL_PATHS:
             raise ValueError(f"kernel path {path!r}: expected one of {', '.join(KERNEL_PATHS)}")
         if max_row_groups not in (None, *ROW_GROUP_CHOICES):
@@ -248,8 +249,7 @@ class LinearAttentionKernel:
     @staticmethod
     def _row_group_bound(device: GpuDevice, path: str) -> int:
         """``WIDE_ROW_GROUPS`` where a subgroup reduction over that many row groups is possible, else
-        ``MAX_ROW_GROUPS``: on the H200 (subgroups of 32), 32 row groups of 4 rows took fp16 decode from
-        12.4 to 11.2 us at ``T = 1`` and from 43.4 to 31.6 us at ``T = 8`` (W = 0)."""
+        ``MAX_ROW_GROUPS`` (why: docs/benchmark.md#kernel-history)."""
         size = device.subgroup_size
         wide = path in ("auto", "subgroup") and size is not None and size >= WIDE_ROW_GROUPS
         return WIDE_ROW_GROUPS if wide else MAX_ROW_GROUPS
@@ -318,10 +318,25 @@ class LinearAttentionKernel:
     ) -> BoundCall:
         """Validate a call on device tensors and bind it; nothing runs until ``dispatch``.
 
-        Passing ``present_state=past_state`` (the same tensor) selects the aliased binding: one
-        read-write buffer, read at slot ``W-1`` and then overwritten. ``output`` and
-        ``present_state`` are allocated when not given. Raises ``ValidationError`` for invalid
-        input and ``KernelUnsupported`` for a valid call this device cannot run.
+        Binding once and dispatching many times keeps the host out of a decoder's loop: the returned
+        call touches no host memory when dispatched.
+
+        Args:
+            query, key, value, past_state, decay, beta: device tensors shaped as the op's inputs
+                (docs/spec.md §1-2); ``past_state``, ``decay`` and ``beta`` may be None where the
+                contract allows it.
+            q_num_heads, kv_num_heads, update_rule, scale, state_window: the op's attributes.
+            output, present_state: tensors to write into, of the call's output and state shapes and
+                the inputs' dtype; allocated when None. ``present_state=past_state`` (the same tensor)
+                selects the aliased binding: one read-write buffer, read at slot ``W-1``, then overwritten.
+
+        Returns:
+            A ``BoundCall``: ``dispatch()`` runs it, ``encode()`` records it into a command encoder.
+
+        Raises:
+            ValidationError: the inputs break a rule of the contract (the oracle's own message).
+            KernelUnsupported: a valid call this device cannot run (e.g. float16 without ``shader-f16``).
+            ValueError: ``output`` or ``present_state`` has the wrong shape or dtype.
         """
         tensors = {"query": query, "key": key, "value": value, "past_state": past_state,
                    "decay": decay, "beta": beta}
@@ -454,15 +469,28 @@ class LinearAttentionKernel:
     def accept(self, call: BoundCall, accepted: int, saved_seed: DeviceTensor | None = None,
                mode: Literal["rebind", "copy"] = "rebind") -> Selection:
         """After ``call`` ran, resume from the state after ``accepted`` of its tokens (docs/spec.md §3); dispatch
-        the returned ``Selection.call`` next.
+        the returned ``Selection.call`` next. All work stays on the GPU.
 
-        ``mode="rebind"``: for ``accepted >= 1`` the next call reads its seed straight from the matching
-        slot of ``call.present_state`` and writes its present state into ``call``'s seed buffer (the
-        two buffers swap roles each time: ping-pong, no copy, no allocation); where the binding is
-        aliased or the slot's offset is unaligned it falls back to the copy (``Selection.reason``).
-        ``mode="copy"``: the slot is copied into the seed slot on the GPU and ``call`` itself resumes.
-        For ``accepted = 0`` separate bindings need nothing (the kernel never writes its seed); the
-        aliased binding overwrote it, so ``saved_seed`` (from ``save_seed`` before the call) is copied back.
+        Args:
+            call: a call prepared with a ``past_state`` and ``state_window >= 1``, already dispatched.
+            accepted: how many of its ``T`` tokens the decoder accepted: 0, or a count the window
+                represents (``T - W < accepted <= T``); any other count needs a rerun of the prefix instead.
+            saved_seed: for ``accepted = 0`` on the aliased binding, the seed ``save_seed`` copied before
+                the call (the call overwrote it); unused otherwise.
+            mode: ``"rebind"`` (for ``accepted >= 1``, the next call reads its seed straight from the
+                matching slot of ``call.present_state`` and writes into ``call``'s seed buffer: the two
+                buffers swap roles each time, no copy, no allocation; where the binding is aliased or the
+                slot's offset is unaligned it falls back to a copy) or ``"copy"`` (the slot is copied into
+                the seed slot on the GPU and ``call`` itself resumes).
+
+        Returns:
+            A ``Selection``: the call to dispatch next, the path taken (``rebind``, ``copy``, or ``keep``
+            for ``accepted = 0`` on separate bindings, where the kernel never wrote its seed) and why a
+            requested rebind fell back to a copy.
+
+        Raises:
+            ValueError: ``call`` has no past state or no window; the window does not represent
+                ``accepted``; or ``accepted = 0`` on the aliased binding without ``saved_seed``.
         """
         dims = call.dims
         seed = call.seed
@@ -605,20 +633,29 @@ def linear_attention(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ONNX ``com.microsoft::LinearAttention`` operator on WebGPU, NumPy in and out.
 
-    Same inputs and attributes as ``oracles.linear_attention``; returns ``(output,
-    present_state)`` in the inputs' dtype. ``chunk_size`` is the schema's tuning hint: it cannot
-    change results, and this kernel ignores it (its chunk is ``CHUNK_SIZE``; ``prefill``, one of
-    ``PREFILLS``, says which calls are chunked). ``aliased`` binds past and present state to one
-    read-write buffer (ignored without ``past_state``). ``implementation`` is ``"wgpu"``
-    (wgpu-native) or ``"dawn"`` (wgpudawn); ``adapter`` picks an adapter by name or number
-    (``kernels.device.select_adapter``; default: the best); ``template`` is another WGSL template
-    to compile for the token loop (default: the kernel's own), ``chunk_template`` for the chunked prefill;
-    ``path`` one of ``KERNEL_PATHS`` (default: the fastest the device allows); ``max_row_groups`` one of
-    ``ROW_GROUP_CHOICES`` (the geometry's bound; default: the device's best); ``prefill`` one of
-    ``PREFILLS``; ``specialise`` compiles the call's shape into its pipeline (default: on GPUs,
-    ``LinearAttentionKernel.specialise``). Raises
-    ``ValidationError`` for invalid input, ``KernelUnsupported`` for a valid call
-    the device cannot run, ``DeviceUnavailable`` when there is no such implementation/adapter.
+    The drop-in twin of ``oracles.linear_attention`` (same names, same validation, same messages), so
+    a test can hold one against the other; device buffers are reused across calls of one shape.
+
+    Args:
+        query, key, value, past_state, decay, beta: the op's inputs as NumPy arrays, float32 or float16
+            (docs/spec.md §1-2); ``past_state``, ``decay`` and ``beta`` may be None where the contract allows.
+        q_num_heads, kv_num_heads, update_rule, scale, state_window: the op's attributes.
+        chunk_size: the schema's tuning hint; it cannot change results, and this kernel ignores it.
+        aliased: bind past and present state to one read-write buffer (ignored without ``past_state``).
+        implementation: ``"wgpu"`` (wgpu-native) or ``"dawn"`` (wgpudawn).
+        adapter: an adapter by name or number (``kernels.device.select_adapter``; default: the best).
+        template, chunk_template, path, max_row_groups, prefill, specialise: how the kernel is built, as
+            for ``get_kernel``: another WGSL template for the token loop or the chunked prefill, one of
+            ``KERNEL_PATHS``, one of ``ROW_GROUP_CHOICES``, one of ``PREFILLS``, and whether pipelines are
+            specialised on the call's shape (default: the device's best choice for each).
+
+    Returns:
+        ``(output, present_state)`` in the inputs' dtype, shaped as the op's outputs.
+
+    Raises:
+        ValidationError: the inputs break a rule of the contract.
+        KernelUnsupported: a valid call this device cannot run.
+        DeviceUnavailable: no such implementation or adapter here.
     """
     del chunk_size
     arrays = {"query": query, "key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}

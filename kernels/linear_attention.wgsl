@@ -139,7 +139,7 @@ fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
 // A checkpoint's tile staged at once: every row of every row group (ROWG * RPT >= d_k rows) by COLS
 // columns, row i at i * COLS + i / RPT. The element of padding after each row group's rows spreads the
 // invocations of a warp (one per row group, RPT * COLS elements apart) over the memory banks: without
-// it they all hit the same banks (on the H200, fp32 T=4 W=4 spent 3.09 us on its window, 1.77 us with it).
+// it they all hit the same banks, and the window's stores cost more (docs/benchmark.md#window-store-cost).
 // kernels/shader.py (`KernelSpec.workgroup_bytes`) keeps it, with the workgroup reduction's partial sums,
 // within WebGPU's default 16 KiB of workgroup memory.
 var<workgroup> stage: array<SVEC, ROWG * RPT * COLS + ROWG>;
@@ -298,7 +298,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             for (var k = 0u; k < RPT; k++) { stage[(row0 + k) * COLS + lid.y + lid.x] = SVEC(s[k]); }
             workgroupBarrier();
             // RPT passes of the whole workgroup over the tile: a loop over RPT, so written out like the
-            // loops over rows (as a loop over elements, fp16's window at T=8 W=8 cost 4.4 us on the H200, 2.9 us so)
+            // loops over rows (a loop over elements was slower on a GPU: docs/benchmark.md#window-store-cost)
             for (var k = 0u; k < RPT; k++) {
                 let e = lindex + k * ROWG * COLS;
                 let i = e / COLS;

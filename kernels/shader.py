@@ -15,7 +15,7 @@ many sizes share one class; the invocations and rows this adds are masked off in
 That generic pipeline is what a campaign on a software adapter wants, where each compilation costs seconds.
 On a GPU a pipeline can also be specialised on a call's sizes and layouts (``KernelSpec.specialised``):
 the same template with those fields of the uniform written in as constants, one pipeline per call shape,
-and decode takes about 1.4 us less per call there (``SPECIALISED_FIELDS``).
+which makes decode, mostly fixed cost there, faster (docs/benchmark.md#kernel-history).
 """
 
 from __future__ import annotations
@@ -47,17 +47,15 @@ ROW_QUANTUM = 4
 UNROLL_MAX_ROWS = 16
 """Most rows per invocation whose loops ``render`` writes out. Every default geometry stays within it (at
 most 16 rows: 16 row groups at d_k = 256); only small row-group bounds exceed it (2 row groups at d_k = 256
-hold 128 rows each). Written out that often, the prefetching token loop made lavapipe's compiles the
-bulk of the test suite: the row-group test at a bound of 2 took 540 s with a cold shader cache (133 s
-before the prefetch), 12 s with its loops kept."""
+hold 128 rows each), and those keep their loops: written out that often, a pipeline takes lavapipe minutes
+to compile (docs/oracle-and-kernel.md#design)."""
 
 SPECIALISED_FIELDS = ("d_k", "d_v", "q_heads", "kv_heads", "key_heads", "decay_mode", "beta_mode")
 """The uniform's fields a pipeline specialised on a call (``KernelSpec.specialised``) takes as constants: the
 sizes and layouts that address the inputs and the state. The loads of the seed and the first token then need
-not wait for the uniform, and their index arithmetic folds. On the H200 (fp16, B=1, H=32, d_k=d_v=128, with
-these and the batch size as constants) decode went from 8.7 to 7.3 us at T=1 and from 17.9 to 13.5 us at T=8.
-The batch size, the call's length, window and seed stay in the uniform: a caller that varies them (a decoder
-batching requests, speculative drafts of several lengths) reuses one pipeline."""
+not wait for the uniform, and their index arithmetic folds (docs/benchmark.md#kernel-history). The batch size,
+the call's length, window and seed stay in the uniform (written in too, they added nothing): a caller that
+varies them (a decoder batching requests, speculative drafts of several lengths) reuses one pipeline."""
 
 BINDINGS = ("query", "key", "value", "decay", "beta", "past_state", "output", "present_state")
 """The storage buffers at bindings 1.. (binding 0 is the uniform), as the WGSL declares them."""
@@ -135,7 +133,7 @@ class KernelSpec:
         lanes = VECTOR_LANES if d_v % VECTOR_LANES == 0 else 1
         spec = cls(dtype=dtype, rows_per_thread=rows, row_groups=groups, columns=columns, lanes=lanes)
         # staged vector stores write whole rows of the tile: twice the columns halve the rows a warp's
-        # stores touch (on the H200, fp16 T=4 W=4 spent 2.12 us on its window with 8 columns, 1.18 with 16)
+        # stores touch, which made the window cheaper on a GPU (docs/benchmark.md#window-store-cost)
         if spec.staged_stores and lanes > 1:
             wider = replace(spec, columns=2 * columns)
             if wider.columns <= widest and wider.workgroup_bytes <= MAX_WORKGROUP_BYTES:
@@ -149,9 +147,9 @@ class KernelSpec:
 
     @property
     def staged_stores(self) -> bool:
-        """Checkpoint stores go through workgroup memory: where a column has more than ``MAX_ROW_GROUPS``
-        row groups, a warp's direct stores would each hit another row (on the H200, fp16 ``T=8 W=8``:
-        38.6 us staged, 41.8 us direct at 32 row groups; 55.1 against 49.6 us at 16)."""
+        """Checkpoint stores go through workgroup memory exactly where a column has more than
+        ``MAX_ROW_GROUPS`` row groups: there a warp's direct stores would each hit another row, and staging
+        them is faster; at 16 row groups or fewer it is slower (docs/benchmark.md#window-store-cost)."""
         return self.row_groups > MAX_ROW_GROUPS
 
     @property
@@ -273,9 +271,11 @@ def unroll_rows(source: str, rows: int) -> str:
 
     Why: the private arrays a loop indexes (the state rows ``s``, the key rows) are then indexed
     by constants only, so the GPU compiler keeps them in registers. Left as loops, NVIDIA's Vulkan compiler
-    did not: on the H200, unrolling took fp16 decode (``B=1, H=32, d_k=d_v=128``) from 11.0 to 9.1 us at
-    ``T = 1``, from 31.4 to 19.9 us at ``T = 8`` and from 191.4 to 108.8 us at ``T = 64``, with the same
-    bits (``docs/results/2026-12-01-h200-rows-written-out/``).
+    did not, and the token loop ran 1.6-1.9x slower with the same bits (docs/benchmark.md#kernel-history).
+
+    Raises:
+        ValueError: a loop over ``RPT`` that closes neither on its own line nor on a line of its own at
+            its indentation.
     """
     lines = source.split("\n")
     out: list[str] = []
@@ -313,8 +313,8 @@ def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str =
     Of the template's sections marked ``// [[name]]`` ... ``// [[/name]]`` only those of ``spec.sections``
     are kept, the uniform's fields in ``spec.constants`` become those constants, and the token loop's loops
     over the rows of an invocation are written out (``unroll_rows``) up to ``UNROLL_MAX_ROWS`` rows (the chunked
-    prefill keeps its loops: written out, its calls in a lavapipe campaign took 8.8 ms against 4.5 ms, and no
-    GPU runs it by default); ``subgroup_enable`` is the directive the subgroup reduction needs on the
+    prefill keeps its loops: written out, its calls on lavapipe took twice as long, and no GPU runs it by
+    default; docs/oracle-and-kernel.md#design); ``subgroup_enable`` is the directive the subgroup reduction needs on the
     implementation compiling it (``GpuDevice.subgroup_enable``).
     """
     store = "f16" if spec.dtype == "float16" else "f32"

@@ -144,7 +144,23 @@ class Backend(ABC):
 
     @abstractmethod
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        """Run one case."""
+        """Run one case, as the op would: every property and campaign reaches the implementation here.
+
+        Args:
+            case: the inputs, the attributes exactly as set, and whether past and present state share one
+                buffer (``case.kwargs()`` gives ``oracles.linear_attention``'s arguments). The caller's
+                arrays must be left untouched.
+
+        Returns:
+            ``(output, present_state)`` as NumPy arrays, in the case's dtype (float64 for the oracle).
+
+        Raises:
+            Rejected: the implementation refuses the input, with its own message; the only answer to an
+                input it considers invalid (it must never return values for one).
+            Unsupported: a valid case this backend cannot run here (a dtype, a size); the case is skipped
+                for it and counted, never passed.
+            Crashed, TimedOut: the process running the case died or hung (crash-isolated backends).
+        """
 
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
         """Run the calls of a chain case (``fuzz.engine.chains``) with the state kept on the device:

@@ -43,8 +43,8 @@ class OrtCudaBackend(OrtBackend):
         self.device_id = self.device_id or 0
 
     def _session_cache_size(self) -> int:
-        """Each session holds its own memory arena and cuBLAS handle on the GPU until it is dropped: four
-        campaign workers with 256 sessions each filled the H200's 143 GB in 35 s."""
+        """Sessions kept per backend: few, since each holds its own memory arena and cuBLAS handle on the GPU
+        until it is dropped, and 256 per worker exhausted a GPU's memory (docs/campaign.md#throughput)."""
         return 16
 
     def _providers(self, options: Any) -> list:

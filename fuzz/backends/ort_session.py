@@ -222,7 +222,7 @@ class OrtBackend(Backend):
         """The options of every session of this backend, before the EP is attached: quiet logs,
         recorded node placement, the CPU fallback disabled (where the EP is not the CPU), and one
         non-spinning thread: the cases are tiny, and a spinning intra-op pool competing with the
-        software GPU's threads made a warm ORT CPU case cost ~25 ms instead of ~0.5 ms."""
+        software GPU's threads made a warm ORT CPU case some fifty times dearer (docs/campaign.md#history)."""
         options = self.ort.SessionOptions()
         options.log_severity_level = SESSION_LOG_SEVERITY
         options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")

@@ -105,9 +105,9 @@ class OrtWebGpuBackend(OrtBackend):
         self._source = f"plugin {self._version} from {real}"
 
     def _session_cache_size(self) -> int:
-        """Sessions keep their buffers on the device until dropped: few on a GPU (GPU memory ran out on
-        the H200 with 256 per worker), many on a software adapter, where a session evicted means
-        shaders compiled again (the default campaign ran at 34 cases/s with 32, 48/s with 256)."""
+        """Sessions kept per backend. They hold their buffers on the device until dropped, so few on a GPU,
+        where GPU memory ran out with 256 per worker; many on a software adapter, where an evicted session
+        means its shaders compiled again (docs/campaign.md#throughput)."""
         software = not self._ep_devices or self._ep_devices[0].device.type.name == "CPU"
         return 256 if software else 32
 

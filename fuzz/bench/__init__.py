@@ -1,4 +1,4 @@
-"""The benchmark of docs/spec.md §5 (issue 7): latency by window, rollback value, memory, ORT side by side, gates.
+"""The benchmark of docs/spec.md §5: latency by window, rollback value, memory, ORT side by side, gates.
 
 Definitions (also printed in every report):
 

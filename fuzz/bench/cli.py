@@ -154,8 +154,8 @@ def run_from_args(args: argparse.Namespace) -> int:
 
 def add_subcommand(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``bench`` to a subcommand parser; the handler is ``args.func(args) -> exit status``."""
-    parser = subparsers.add_parser("bench", help="performance and memory gates of docs/spec.md §5 (kernel, rollback, ORT)",
-                                   description=__doc__)
+    parser = subparsers.add_parser("bench", description=__doc__,
+                                   help="performance and memory gates of docs/spec.md §5 (kernel, rollback, ORT)")
     add_arguments(parser)
     parser.set_defaults(func=run_from_args)
     return parser

@@ -1,8 +1,8 @@
 """Interleaved measurement: a sustained warm-up until timings settle, then every series once per round.
 
-The H200 showed whole configurations shifting into a slower mode for their whole measurement
-block when configurations were measured one after another (issue 14): a block-wise protocol
-compares two configurations measured at different moments. Here every timed series of a group
+On a GPU whole configurations can shift into a slower mode for their whole measurement block when
+configurations are measured one after another (docs/benchmark.md#verdicts-that-hold): a block-wise
+protocol compares two configurations measured at different moments. Here every timed series of a group
 (each configuration's call, the spans of checkpoint selection, the prefix reruns) is bound once,
 its buffers reused for every sample, and measured in ``rounds``: each round measures every series
 once, in a fresh random order (seeded), so drift between rounds hits all series alike and the

@@ -121,9 +121,9 @@ def _label(dtype: str, shape: Shape, path: str, seq_len: int, window: int | None
 class _Group:
     """One (dtype, shape): its workloads by (path, T, W), their series measured together, and what follows.
 
-    Each group runs on a device of its own, created for it: on the H200 a group measured after another
-    on the same device was slower for its whole block (fp32 ``T = 1`` 9.2 us after fp16, 8.4-8.6 us when
-    first or alone; fp16 9.7 us after fp32, 8.7 us first), and needed twice the warm-up passes."""
+    Each group runs on a device of its own, created for it: on a shared device a group measured after
+    another was slower for its whole block and needed twice the warm-up passes
+    (docs/benchmark.md#device-per-group)."""
 
     def __init__(self, options: Options, dtype: str, shape: Shape, log: Log) -> None:
         self.options, self.dtype, self.shape, self.log = options, dtype, shape, log

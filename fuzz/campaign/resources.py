@@ -1,19 +1,12 @@
 """How many campaign workers this machine can hold: the CPUs this process may use, and the memory
 available for the workers' backends.
 
-The memory a worker costs is derived from the two campaigns docs/campaign.md measured with their
-defaults (peak resident memory of the whole process tree: the main process, its workers and their
-crash-isolated ORT workers):
-
-- ``-j 2``, 3 minutes, lavapipe on the 2-core machine: peak 2722 MiB
-  (docs/results/2026-11-30-lavapipe-fixed-slice-3m/);
-- ``-j 8``, 151 s, the H200 machine: peak 6567 MiB (docs/results/2026-11-30-h200-uniform-kernel/campaign.txt).
-
-The line through the two gives ``WORKER_MIB`` = (6567 - 2722) / 6 = 641 MiB per worker and
-``BASE_MIB`` = 2722 - 2 * 641 = 1440 MiB for the rest (the main process creates every backend once
-to probe it). The two runs used different adapters (lavapipe, NVIDIA), and the bounded caches keep
-filling after 3 minutes (the 10-minute ``-j 2`` run peaked at 2855 MiB, 5 % higher), so this is an
-estimate, not a bound: ``-j`` overrides it.
+The memory a worker costs is the line through two measured peaks of the whole process tree (the main
+process, its workers and their crash-isolated ORT workers) in default campaigns: 2722 MiB at ``-j 2`` on
+lavapipe and 6567 MiB at ``-j 8`` on an H200 machine (docs/campaign.md#memory). So ``WORKER_MIB`` =
+(6567 - 2722) / 6 = 641 MiB per worker and ``BASE_MIB`` = 2722 - 2 * 641 = 1440 MiB for the rest (the main
+process creates every backend once to probe it). The two runs used different adapters and the bounded
+caches keep filling after 3 minutes, so this is an estimate, not a bound: ``-j`` overrides it.
 
 psutil's available memory is the machine's: a container's cgroup limit (Kubernetes ``limits``, Docker
 ``--memory``) is not seen, nor is a CPU quota; give ``-j`` explicitly there.

@@ -5,8 +5,9 @@ engine. Findings are listed as ``Finding.to_json()`` plus where the campaign wro
 (``corpus_path``, ``reproduce``), the unit that first found it and how often it recurred.
 
 Exit status (``exit_status``): 1 when a new finding was made; 3 when no case was checked at all
-(nothing was tested, so nothing can be claimed); 130 after Ctrl-C otherwise; 0 when cases were
-checked and only known issues (or nothing) turned up.
+(nothing was tested, so nothing can be claimed); 4 when a worker process died and its units went
+unchecked; 130 after Ctrl-C or SIGTERM otherwise; 0 when cases were checked and only known issues (or
+nothing) turned up.
 """
 
 from __future__ import annotations

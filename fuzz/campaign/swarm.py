@@ -79,24 +79,24 @@ TIERS = (
 )
 
 SLOW_BACKENDS = ("ort-webgpu",)
-"""Backends whose cost grows fastest with the shape on a software adapter (ORT's WebGPU EP runs
-``W + 1`` sessions per windowed case in prefix mode; measured on lavapipe: about 4 ms a call at the
-old default slice, 17 ms on average over swarm units, 300 ms at ``H = 32, d = 128``). A unit leaves
-each out with probability ``SIT_OUT[cheap]`` (its cost at most ``CHEAP_COST``) or ``SIT_OUT[costly]``.
+"""Backends whose cost grows fastest with the shape on a software adapter: ORT's WebGPU EP compiles
+sessions and shaders per shape, far costlier than any other backend (docs/campaign.md#swarm-shares).
+A unit leaves each out with probability ``SIT_OUT[cheap]`` (its cost at most ``CHEAP_COST``) or ``SIT_OUT[costly]``.
 The oracle and the WGSL kernels always take part, and every backend takes part in the properties
 that feed invalid input (``fuzz.campaign.worker``): a refusal costs nothing."""
 
 KERNEL_RUNTIMES = ("wgpu", "wgpu-dawn")
 """The two runtimes of the one WGSL kernel (wgpu-native with Naga, Dawn with Tint). A planted kernel bug
 shows on either, a compiler difference only where both run: a unit takes both with probability
-``BOTH_RUNTIMES``, else one of them (together they were 41% of a default campaign's worker time)."""
+``BOTH_RUNTIMES``, else one of them, since together they cost a large share of a campaign's worker time
+(docs/campaign.md#swarm-shares)."""
 
 BOTH_RUNTIMES = 0.4
 
 CHUNKED_RUNTIME = "wgpu-chunked"
 """The kernel's chunked prefill (on wgpu-native): ``CHUNKED_UNITS`` of the units run it in place of the
-token loop on wgpu-native. On lavapipe its calls cost several times the loop's: in a quarter of the units
-it took 87.8 of a default campaign's 360 worker-seconds (seed 4215104394, 66.8 cases/s)."""
+token loop on wgpu-native. On lavapipe its calls cost several times the loop's, hence the small share
+(docs/campaign.md#swarm-shares)."""
 
 CHUNKED_UNITS = 0.1
 
@@ -105,11 +105,9 @@ SPECIALISED_RUNTIME = "wgpu-specialised"
 by default, which a software adapter does not compile unless asked: ``SPECIALISED_UNITS`` of the small-tier
 units run it in place of wgpu-native's generic pipelines (never in the same unit as the chunked prefill).
 Shapes repeat inside a unit, so a unit compiles a few pipelines more, not one per case; still, on lavapipe
-those compilations dominate its calls, the more so the larger the heads: in 15% of all units it took 63.6 of
-a 2-minute campaign's 240 worker-seconds (628 calls, against 3349 of wgpu-native's generic ones in 19.9 s;
-seed 4215104394), and in 5% of them 74.7 of a 3-minute one's 400 (431 calls; the README's command from a
-fresh clone). The specialisation is the same for every size (constants in place of the uniform's fields),
-so small heads, which compile fastest, suffice to find a bug in it."""
+those compilations dominate its calls, the more so the larger the heads (docs/campaign.md#swarm-shares).
+The specialisation is the same for every size (constants in place of the uniform's fields), so small heads,
+which compile fastest, suffice to find a bug in it."""
 
 SPECIALISED_UNITS = 0.08
 
@@ -117,23 +115,23 @@ WIDE_RUNTIME = "wgpu-wide"
 """The kernel's geometry of a GPU with subgroups of 32 (on Dawn): up to 32 row groups per column, with
 the staged checkpoint stores that heads of ``d_k > 64`` then take, the path an H200 runs at real head
 sizes, which lavapipe's own geometry (16 row groups) never compiles. ``WIDE_UNITS`` of the units whose
-head sizes stage run it in place of Dawn's default geometry. On lavapipe its calls of such heads cost
-2.5-3.4x Dawn's (measured at d = 72-256)."""
+head sizes stage run it in place of Dawn's default geometry; on lavapipe its calls of such heads cost
+several times Dawn's own (docs/campaign.md#swarm-shares)."""
 
 WIDE_UNITS = 0.2
 
 TARGETING = 0.25
 """The share of units that climb the error/tolerance ratio (Hypothesis's target phase): the hunt for
-near-tolerance cases, at about 1.5 ms of bookkeeping per example (13% of an example's cost measured
-with the cheap backends) that the other units spend on new cases."""
+near-tolerance cases costs bookkeeping per example that the other units spend on new cases
+(docs/campaign.md#swarm-shares)."""
 
 CHEAP_COST = 1 << 14
 SIT_OUT = {True: 0.6, False: 0.9}
 
 SHARED_HEAD_SIZES = (1, 3, 8, 16, 17, 32, 64, 128, 256)
 """A unit in which a slow backend takes part draws its head sizes from these (within its tier), so
-that the sessions and shaders that backend compiles for a shape are reused across units: on lavapipe
-a unit of new head sizes cost ORT's WebGPU EP about 150 ms a case, mostly compiling."""
+that the sessions and shaders that backend compiles for a shape are reused across units: new head sizes
+are what make it slow (docs/campaign.md#swarm-shares)."""
 
 WARM_UP_ROUNDS = 2
 """Rounds of units (one unit per property each) that keep to the small tier at the start."""

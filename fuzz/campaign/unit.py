@@ -205,8 +205,8 @@ class UnitBody:
     ``budget_at`` it stops drawing new examples unless it is shrinking a failure (its cost budget);
     ``shrunk_issues`` holds the documented issues already shrunk by this process (updated here);
     ``classifier`` decides what is known (default: the documented issues only); ``targeting``: steer
-    Hypothesis towards the worst error/tolerance ratio (``target()``; its bookkeeping costs about 1.5 ms
-    an example, so a swarm unit draws whether it climbs).
+    Hypothesis towards the worst error/tolerance ratio (``target()``; its bookkeeping costs time on every
+    example, so a swarm unit draws whether it climbs: docs/campaign.md#swarm-shares).
     """
 
     def __init__(self, unit: WorkUnit, backends: Sequence[Backend], *,
@@ -304,10 +304,27 @@ def run_unit(
     save_dir: Path | None = None,
     targeting: bool = True,
 ) -> UnitResult:
-    """Run ``unit`` with Hypothesis under ``settings``; never raises a property failure.
+    """Run ``unit`` with Hypothesis under ``settings``: the one driver of tests, mutation tests, campaigns
+    and the pytest plugin, so each finds, shrinks and saves failures the same way.
 
-    Unless ``settings`` is derandomized, Hypothesis explores from the unit's seed. The keywords are
-    ``UnitBody``'s; ``save_dir`` receives the finding as a corpus entry.
+    Args:
+        unit: the property, its seed and (for campaigns) its swarm plan; unless ``settings`` is
+            derandomized, Hypothesis explores from the unit's seed.
+        backends: the implementations to check together.
+        limits: the case sizes the strategies draw (``Limits.ci()``, ``campaign()``, ...).
+        settings: Hypothesis's settings (the profile, with the example count and database).
+        on_example, stop_at, budget_at, classifier, shrunk_issues, targeting: as for ``UnitBody``: a
+            callback per example, when to stop, when to stop drawing, what counts as known, the known
+            issues already shrunk in this process, and whether to climb the error ratio.
+        save_dir: where the finding is written as a corpus entry (None: not written).
+
+    Returns:
+        A ``UnitResult``: counts, coverage, per-backend calls and seconds, the closest passing case, and
+        the shrunk finding, if any (classified as known or new).
+
+    Raises:
+        Exception: only an error raised before the first example ran (a harness that cannot start); a
+            property failure, or an error once examples ran, becomes the result's finding.
     """
     body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
                     classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting)
