@@ -15,9 +15,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import settings as Settings
-from hypothesis.database import DirectoryBasedExampleDatabase, InMemoryExampleDatabase
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, InMemoryExampleDatabase
 
 from fuzz.campaign.database import LOCAL, DatabaseHealth, FallbackDatabase, LocalDatabase
+
+
+def describe(database: ExampleDatabase) -> str:
+    """A database in a few words: ``redis://HOST:PORT/DB`` for Redis's, else its class (their reprs run long)."""
+    client = getattr(database, "redis", None)
+    where = getattr(getattr(client, "connection_pool", None), "connection_kwargs", None)
+    if where:
+        return f"redis://{where.get('host')}:{where.get('port')}/{where.get('db', 0)}"
+    return type(database).__name__
 
 
 def with_stand_in(chosen: Settings, out: Path, say: Callable[[str], None]) -> tuple[Settings, FallbackDatabase | None]:
@@ -26,15 +35,15 @@ def with_stand_in(chosen: Settings, out: Path, say: Callable[[str], None]) -> tu
     database = chosen.database
     if database is None or isinstance(database, DirectoryBasedExampleDatabase | InMemoryExampleDatabase):
         return chosen, None
-    local = Path(out) / LOCAL
+    local, name = Path(out) / LOCAL, describe(database)
 
     def changed(health: DatabaseHealth) -> None:
         if health.lost:
-            say(f"lafuzz: the example database {database!r} cannot be reached ({health.reason}): going on with "
+            say(f"lafuzz: the example database {name} cannot be reached ({health.reason}): going on with "
                 f"{local}, retrying it with a back-off")
         else:
             lost, back = health.outages[-1]
-            say(f"lafuzz: the example database {database!r} is back after {back - lost:.1f} s")
+            say(f"lafuzz: the example database {name} is back after {back - lost:.1f} s")
 
     fallback = FallbackDatabase(database, LocalDatabase(local), on_change=changed)
     return Settings(chosen, database=fallback), fallback
@@ -46,5 +55,5 @@ def outage_line(fallback: FallbackDatabase | None) -> str | None:
         return None
     health = fallback.state
     still = " (still unreachable at the end)" if health.lost else ""
-    return (f"lafuzz: the example database {fallback.shared!r} was unreachable for "
+    return (f"lafuzz: the example database {describe(fallback.shared)} was unreachable for "
             f"{health.unreachable_s(time.time()):.1f} s in all{still}; {fallback.local.path} stood in")
