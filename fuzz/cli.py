@@ -427,8 +427,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "campaign", help="fuzz: run the properties for a budget, save findings, write a report",
         epilog="exit status: 0 cases checked, only known findings or none; 1 a new finding; 3 nothing checked; "
-               "4 nothing new, but a worker process died and its units went unchecked; 130 stopped by Ctrl-C or "
-               "SIGTERM (running units finish, the summary is written), nothing new; 2 bad usage",
+               "4 nothing new, but a worker process died and its units went unchecked; 5 nothing new, but the "
+               "output disk filled up (ENOSPC or EDQUOT): the campaign stopped, what it wrote is kept, the summary "
+               "too if it fitted (the last line says); 130 stopped by Ctrl-C or SIGTERM (running units finish, the "
+               "summary is written), nothing new; 2 bad usage",
     )
     p.add_argument("--time", type=_seconds, help="time budget, e.g. 90s, 3m, 1h (default 3m)")
     p.add_argument("--examples", type=_positive, help="example budget instead of time: a fixed amount of work")
@@ -462,8 +464,9 @@ def build_parser() -> argparse.ArgumentParser:
     backend_options.add_arguments(p)
     p.set_defaults(func=_cmd_campaign)
 
-    replay_help = ("re-check corpus entries; exit 1 on any regression, 2 when an entry could not be read "
-                   "(each is named in one line; the others are still replayed)")
+    replay_help = ("re-check corpus entries; exit 1 on any regression, 2 when an entry could not be read or "
+                   "names a backend that is neither a registry name nor given with --backends (each is named in "
+                   "one line; the others, and the entry's other backends, are still replayed)")
     p = sub.add_parser("replay", help=replay_help, description=replay_help)
     p.add_argument("paths", nargs="*", help="entry directories or corpus roots (default: --corpus)")
     p.add_argument("--corpus", default="corpus")
