@@ -225,9 +225,10 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     if summary.units_lost:
         print(f"{summary.units_lost} unit(s) lost with a worker process that died: their cases went unchecked "
               f"(see {out / NATIVE_LOG} for what native code printed)")
-    if summary.database_unreachable_s:
-        print(f"the shared example database was unreachable for {summary.database_unreachable_s:g} s in all "
-              f"({len(summary.database_outages)} time(s)); {out / LOCAL} stood in")
+    if summary.database_outages:
+        spans = ", ".join(f"{start:g}-{end:g} s" for start, end in summary.database_outages)
+        print(f"the shared example database was unreachable for {summary.database_unreachable_s:g} s ({spans} "
+              f"from the start); {out / LOCAL} stood in")
     refused = {Path(r.path) for r in campaign.not_saved}
     where = ", ".join(f"{name}: {'NOT written (disk full)' if path in refused else path}"
                       for name, path in (("report", out / REPORT), ("summary", out / SUMMARY)))

@@ -54,7 +54,8 @@ def merge_runs(sources: list[Path], out: Path) -> Summary:
                 copied[str(source)] += copy_keys(open_database(spec), destination, keys)
             except unreachable_errors() as err:
                 print(f"[lafuzz] {source}: example database {spec} unreachable ({type(err).__name__}: "
-                      f"{str(err).splitlines()[0]}): its values are not merged; the corpus is", file=sys.stderr)
+                      f"{str(err).splitlines()[0]}): its values are left out; the corpus and the shard's own "
+                      "database are merged", file=sys.stderr)
     merged = Summary.merge(summaries)
     out_corpus = out / "corpus"
     for f in merged.findings:
