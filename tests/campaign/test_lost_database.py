@@ -10,7 +10,14 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from support.redis_server import redis_server
 
 from fuzz.campaign.campaign import CampaignConfig, run_campaign
-from fuzz.campaign.database import LOCAL, FallbackDatabase, LocalDatabase, open_database, shared_key
+from fuzz.campaign.database import (
+    LOCAL,
+    DatabaseHealth,
+    FallbackDatabase,
+    LocalDatabase,
+    open_database,
+    shared_key,
+)
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.summary import EXIT_NEW_FINDINGS, Summary
 from fuzz.cli import main
@@ -49,7 +56,7 @@ class Flaky(InMemoryExampleDatabase):
 
 
 def test_a_lost_database_is_retried_with_a_back_off_and_caught_up_when_back(tmp_path) -> None:
-    shared, clock, changes = Flaky(), Clock(), []
+    shared, clock, changes = Flaky(), Clock(), list[DatabaseHealth]()
     database = FallbackDatabase(shared, LocalDatabase(tmp_path / LOCAL), clock, on_change=changes.append)
     database.save(b"k", b"before")
     shared.up = False
@@ -94,7 +101,7 @@ class Watching(Progress):
 
     def __init__(self, hook) -> None:
         super().__init__(interval=60)
-        self.hook, self.notes = hook, []
+        self.hook, self.notes = hook, list[str]()
 
     def note(self, message: str) -> None:
         self.notes.append(message)
