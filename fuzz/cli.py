@@ -14,7 +14,6 @@ from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError, whole_number
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
 
     from fuzz.campaign.shard import Shard
     from fuzz.corpus.entry import CorpusError, Entry
@@ -159,9 +158,10 @@ def _campaign_seed(seed: int | None) -> int:
 def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.backends import REGISTRY
     from fuzz.campaign import github
-    from fuzz.campaign.campaign import CampaignConfig, run_campaign
-    from fuzz.campaign.database import open_database
+    from fuzz.campaign.campaign import Campaign, CampaignConfig
+    from fuzz.campaign.database import LOCAL, open_database
     from fuzz.campaign.junit import write_junit
+    from fuzz.campaign.report import REPORT, SUMMARY
     from fuzz.campaign.resources import default_jobs
     from fuzz.campaign.worker import NATIVE_LOG, probe
     from fuzz.corpus.entry import CorpusError, marks
@@ -210,10 +210,12 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         strict=args.strict,
         unavailable=found.missing,
     )
-    summary = run_campaign(config, backend_info=found.described)
+    campaign = Campaign(config, backend_info=found.described)
+    summary = campaign.run()
     if args.junit:
-        write_junit(summary, Path(args.junit))
-    github.publish(summary, os.environ)
+        campaign.saving("the JUnit report", Path(args.junit), lambda: write_junit(summary, Path(args.junit)))
+    campaign.saving("the GitHub job summary", Path(os.environ.get(github.STEP_SUMMARY, "")),
+                    lambda: github.publish(summary, os.environ))
     out = Path(args.out)
     print("calls per backend: " + ", ".join(
         f"{name} {calls} ({summary.window_calls.get(name, 0)} with W > 0, "
@@ -223,10 +225,17 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     if summary.units_lost:
         print(f"{summary.units_lost} unit(s) lost with a worker process that died: their cases went unchecked "
               f"(see {out / NATIVE_LOG} for what native code printed)")
+    if summary.database_outages:
+        spans = ", ".join(f"{start:g}-{end:g} s" for start, end in summary.database_outages)
+        print(f"the shared example database was unreachable for {summary.database_unreachable_s:g} s ({spans} "
+              f"from the start); {out / LOCAL} stood in")
+    refused = {Path(r.path) for r in campaign.not_saved}
+    where = ", ".join(f"{name}: {'NOT written (disk full)' if path in refused else path}"
+                      for name, path in (("report", out / REPORT), ("summary", out / SUMMARY)))
+    disk = f"; the disk filled up: {len(campaign.not_saved)} thing(s) not saved" if campaign.not_saved else ""
     print(f"{new} new and {len(summary.findings) - new} known finding(s) in {summary.checked_examples} "
           f"checked cases ({summary.cases_per_second}/s, peak {summary.peak_rss_mib} MiB, "
-          f"exit {summary.exit_status}); report: {out / 'report.html'}, summary: {out / 'summary.json'}, "
-          f"corpus: {out / 'corpus'}")
+          f"exit {summary.exit_status}{disk}); {where}, corpus: {out / 'corpus'}")
     return summary.exit_status
 
 
@@ -260,7 +269,7 @@ def _read_entries(directories: list[Path]) -> tuple[list[Entry], list[CorpusErro
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from fuzz.corpus.replay import FAILED, NOW_FIXED, STILL_FAILING, replay, unreadable_line
+    from fuzz.corpus.replay import FAILED, NOW_FIXED, REFUSED, STILL_FAILING, replay, unreadable_line
 
     entries, unreadable = _read_entries(_entry_dirs(args.paths, args.corpus))
     for error in unreadable:
@@ -277,18 +286,18 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     counts: dict[str, int] = {}
     for v in verdicts:
         counts[v.verdict] = counts.get(v.verdict, 0) + 1
-        if args.verbose or v.verdict in (*FAILED, STILL_FAILING, NOW_FIXED):
+        if args.verbose or v.verdict in (*FAILED, STILL_FAILING, NOW_FIXED, REFUSED):
             print(v.line())
     print(f"replayed {len(entries)} entries ({len(unreadable)} unreadable), {len(verdicts)} checks: "
           + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
-    if unreadable:
+    if unreadable or counts.get(REFUSED):
         return EXIT_UNREADABLE
     return EXIT_REGRESSION if any(counts.get(v) for v in FAILED) else 0
 
 
 def _cmd_repro(args: argparse.Namespace) -> int:
     from fuzz.corpus import entry as corpus
-    from fuzz.corpus.replay import FAILED, STILL_FAILING, replay_entry
+    from fuzz.corpus.replay import FAILED, REFUSED, STILL_FAILING, recorded_backends, replay_entry
 
     path = Path(args.path)
     if not (path / corpus.DOCUMENT_KEY).is_file():
@@ -300,19 +309,14 @@ def _cmd_repro(args: argparse.Namespace) -> int:
         raise UsageError(str(err)) from err
     if args.property:
         entry.finding = entry.finding.with_(property=args.property)
-    refused: list[str] = []
     if args.backends:
         names = _names(args.backends, [])
     elif entry.expected_arrays:
         names = _backend_names(None)
     else:
-        names = _recorded_names(entry.finding.backends, f"{path}/{corpus.DOCUMENT_KEY}", refused)
-        if refused:
-            entry.finding = entry.finding.with_(backends=tuple(names))
+        names = list(recorded_backends(entry)[0])
     backends, missing = _open_backends(names)
     print(f"case: {entry.finding.case.summary()}")
-    for line in refused:
-        print(f"lafuzz repro: {line}", file=sys.stderr)
     for name, reason in missing.items():
         print(f"backend {name} not available: {reason}")
     try:
@@ -321,23 +325,13 @@ def _cmd_repro(args: argparse.Namespace) -> int:
         for b in backends.values():
             b.close()
     for v in verdicts:
-        print(v.line())
+        if v.verdict == REFUSED:
+            print(f"lafuzz repro: {v.detail}", file=sys.stderr)
+        else:
+            print(v.line())
     if any(v.verdict in (*FAILED, STILL_FAILING) for v in verdicts):
         return EXIT_REGRESSION
-    return EXIT_USAGE if refused else 0
-
-
-def _recorded_names(recorded: Iterable[str], source: str, refused: list[str]) -> list[str]:
-    """The registry names among backend names read from data; a line for each other one in ``refused``."""
-    from fuzz.backends.registry import UnknownRecordedBackend, check_recorded
-
-    names = []
-    for name in recorded:
-        try:
-            names.append(check_recorded(name, source))
-        except UnknownRecordedBackend as err:
-            refused.append(err.args[0])
-    return names
+    return EXIT_USAGE if any(v.verdict == REFUSED for v in verdicts) else 0
 
 
 def _cmd_promote(args: argparse.Namespace) -> int:
@@ -434,8 +428,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "campaign", help="fuzz: run the properties for a budget, save findings, write a report",
         epilog="exit status: 0 cases checked, only known findings or none; 1 a new finding; 3 nothing checked; "
-               "4 nothing new, but a worker process died and its units went unchecked; 130 stopped by Ctrl-C or "
-               "SIGTERM (running units finish, the summary is written), nothing new; 2 bad usage",
+               "4 nothing new, but a worker process died and its units went unchecked; 5 nothing new, but the "
+               "output disk filled up (ENOSPC or EDQUOT): the campaign stopped, what it wrote is kept, the summary "
+               "too if it fitted (the last line says); 130 stopped by Ctrl-C or SIGTERM (running units finish, the "
+               "summary is written), nothing new; 2 bad usage",
     )
     p.add_argument("--time", type=_seconds, help="time budget, e.g. 90s, 3m, 1h (default 3m)")
     p.add_argument("--examples", type=_positive, help="example budget instead of time: a fixed amount of work")
@@ -469,8 +465,9 @@ def build_parser() -> argparse.ArgumentParser:
     backend_options.add_arguments(p)
     p.set_defaults(func=_cmd_campaign)
 
-    replay_help = ("re-check corpus entries; exit 1 on any regression, 2 when an entry could not be read "
-                   "(each is named in one line; the others are still replayed)")
+    replay_help = ("re-check corpus entries; exit 1 on any regression, 2 when an entry could not be read or "
+                   "names a backend that is neither a registry name nor given with --backends (each is named in "
+                   "one line; the others, and the entry's other backends, are still replayed)")
     p = sub.add_parser("replay", help=replay_help, description=replay_help)
     p.add_argument("paths", nargs="*", help="entry directories or corpus roots (default: --corpus)")
     p.add_argument("--corpus", default="corpus")
@@ -535,6 +532,14 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as err:
         print(f"lafuzz {args.command}: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as err:  # a full disk in any command: one line, not a traceback
+        from fuzz.atomic import OutOfSpace, out_of_space
+        from fuzz.campaign.summary import EXIT_OUT_OF_SPACE
+
+        if not out_of_space(err):
+            raise
+        print(f"lafuzz {args.command}: {OutOfSpace.of(err, 'its output').line()}", file=sys.stderr)
+        return EXIT_OUT_OF_SPACE
 
 
 if __name__ == "__main__":

@@ -39,3 +39,28 @@ def prepare_output(path: Path, option: str = "--out", min_free: int = MIN_FREE_B
         raise UsageError(f"{option} {path}: only {free / 2**20:.1f} MiB free, at least {min_free / 2**20:.0f} MiB "
                          "needed")
     return path
+
+
+RESERVE_BYTES = 16 * 2**20
+"""Room a campaign holds back in its output directory for its summary and report: a 10-minute campaign's
+``summary.json`` is about 2 MiB."""
+RESERVE_NAME = ".lafuzz-reserve"
+
+
+class Reserve:
+    """A file of ``size`` bytes in ``directory``, taken at the start and given back when the disk fills, so
+    that the summary still fits. A file system that cannot give the room leaves no reserve (nothing fails)."""
+
+    def __init__(self, directory: Path, size: int = RESERVE_BYTES) -> None:
+        self.path: Path | None = Path(directory) / RESERVE_NAME
+        try:
+            with open(self.path, "wb") as file:
+                os.posix_fallocate(file.fileno(), 0, size)  # real blocks, on tmpfs too; not a sparse file
+        except OSError:
+            self.release()
+
+    def release(self) -> None:
+        """Give the room back (idempotent)."""
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+            self.path = None

@@ -3,9 +3,11 @@
 Modules are imported only when a backend is asked for, so a machine without, say, ORT's CUDA EP
 lists that backend as unavailable instead of failing to import the suite.
 
-A name read from data (a corpus entry, a summary, an example database) may only be a registry name
-(``check_recorded``): ``module:Class`` imports code, so it is taken from the command line or the pytest
-options alone, and the class it names must be a ``Backend`` subclass before anything is created.
+A name read from data (a corpus entry, a summary, an example database) is never imported: it is looked up
+among the backends the command line created, or else must be a registry name (``check_recorded``;
+``fuzz.corpus.replay.recorded_backends``). ``module:Class`` imports code, so it is taken from the command
+line or the pytest options alone, and the class it names must be a ``Backend`` subclass before anything
+is created. Summaries and published findings name backends only for people: nothing is created from them.
 """
 
 from __future__ import annotations

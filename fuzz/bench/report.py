@@ -6,9 +6,12 @@ window, the rollback value, memory, the ORT comparison and the gate verdicts.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from pathlib import Path
+
+from fuzz import atomic
 
 DEFINITIONS = """\
 - verify_W: p50 kernel time of the W-window call over T draft tokens; verify_0: the same at W = 0.
@@ -232,8 +235,10 @@ def plot(results: dict, path: Path) -> str | None:
         axis.legend(fontsize=7)
     figure.suptitle(results["meta"]["device"], fontsize=9)
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=120)
     pyplot.close(figure)
+    atomic.write_bytes(path, buffer.getvalue())
     return None
 
 
@@ -250,8 +255,8 @@ def _json_safe(value: object) -> object:
 def write_outputs(results: dict, out: Path) -> list[str]:
     """Write ``results.json``, ``report.md`` and the plot into ``out``; return a line per output (or why not)."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(_json_safe(results), indent=2) + "\n")
-    (out / "report.md").write_text(markdown(results))
+    atomic.write_text(out / "results.json", json.dumps(_json_safe(results), indent=2) + "\n")
+    atomic.write_text(out / "report.md", markdown(results))
     png = out / "latency_vs_window.png"
     lines = [f"written: {out / 'results.json'}", f"written: {out / 'report.md'}"]
     missing = plot(results, png)

@@ -9,6 +9,13 @@ example and hands back what it checked and found (a second Ctrl-C aborts at once
 database (``fuzz.campaign.database.shared_key``): each worker re-checks, before every unit, the cases other
 shards published there.
 
+Two faults from outside are met on the way. A full disk (``fuzz.atomic.out_of_space``, in any write of
+the campaign, its workers' example database included) stops it like the end of the budget: one line names
+what could not be saved where, no new unit starts, what was written stays (every write is atomic), and the
+room held back at the start (``fuzz.output.Reserve``) is given back for the summary and the report. A shared
+example database that cannot be reached is replaced by a local one in each worker
+(``fuzz.campaign.database.FallbackDatabase``); the campaign says so once and records how long it was gone.
+
 A finding the workers classified as known (``fuzz.corpus.known_issues.Classifier``: a documented
 issue, or a corpus mark) is saved once per issue as a corpus entry whose ``known_failure`` mark
 names it, listed in the report, counted, but not new. The result is a ``Summary``
@@ -24,19 +31,22 @@ import platform
 import signal
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import hypothesis
 import psutil
 
-from fuzz import environment
+from fuzz import atomic, environment
+from fuzz.atomic import OutOfSpace
 from fuzz.campaign import coverage
+from fuzz.campaign.database import LOCAL, DatabaseHealth
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
 from fuzz.campaign.summary import Summary
@@ -47,6 +57,9 @@ from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding
+from fuzz.output import Reserve
+
+T = TypeVar("T")
 
 MAX_POOL_RESTARTS = 3
 """Fresh worker pools a campaign starts after a worker process died, before it stops (workers that keep
@@ -119,6 +132,12 @@ class Campaign:
         self.progress.coverage = coverage.reached(self.coverage)
         self.findings: dict[str, dict[str, Any]] = {}
         self.database_keys: set[bytes] = set()
+        self.database_health: dict[int, DatabaseHealth] = {}
+        """Worker process -> the latest state of its example database."""
+        self.out_of_space: OutOfSpace | None = None
+        """The first write a full disk refused."""
+        self.not_saved: list[OutOfSpace] = []
+        """Every write a full disk refused, in order (the summary and report among them, if it came to that)."""
         self.interrupted = False
         self.started = datetime.now(UTC)
         self.backend_info: dict[str, Any] = dict(backend_info or {})
@@ -143,21 +162,81 @@ class Campaign:
             provenance={**self._provenance(finding.backends), "unit": unit.key, "unit_seed": unit.seed},
         )
 
+    # ---- a full disk -------------------------------------------------------------------------------
+    def saving(self, what: str, path: Path, write: Callable[[], T]) -> T | None:
+        """``write()``; None if a full disk refused it (``refused``). Any other error goes on."""
+        try:
+            return write()
+        except OSError as err:
+            if not atomic.out_of_space(err):
+                raise
+            self.refused(OutOfSpace.of(err, what, path))
+            return None
+
+    def refused(self, what: OutOfSpace) -> None:
+        """A write a full disk refused: the first one is announced in one line and stops the campaign (no new
+        unit; running ones end at their next example, as at the end of the budget)."""
+        self.not_saved.append(what)
+        if self.out_of_space is None:
+            self.out_of_space = what
+            self.stop_time = min(self.stop_time, time.time())
+            self.progress.note(f"[lafuzz] {what.line()}: stopping, no new unit; what was written is kept")
+
+    # ---- results ------------------------------------------------------------------------------
     def _record(self, unit: WorkUnit, finding: Finding) -> None:
         if finding.id in self.findings:
             self.findings[finding.id]["count"] += 1
             return
-        entry = self._entry(unit, finding)
-        path = write_entry(self.corpus_dir, entry)
-        export_upstream(entry, path)
-        self.first_seen["findings"][finding.id] = round(self.progress.elapsed, 2)
-        self.findings[finding.id] = {**finding.to_json(), "corpus_path": str(path),
-                                     "reproduce": f"lafuzz repro {path}", "first_unit": unit.key, "count": 1}
         label = "known" if finding.known else "new"
+        entry = self._entry(unit, finding)
+        path = self.corpus_dir / entry.relative_dir()
+        what = f"the corpus entry of a {label} finding ({finding.property}/{finding.id})"
+        saved = self.saving(what, path, lambda: write_entry(self.corpus_dir, entry)) is not None
+        if saved:
+            self.saving(f"the upstream export of {finding.property}/{finding.id}", path / "upstream",
+                        lambda: export_upstream(entry, path))
+        self.first_seen["findings"][finding.id] = round(self.progress.elapsed, 2)
+        self.findings[finding.id] = {**finding.to_json(), "corpus_path": str(path) if saved else None,
+                                     "reproduce": f"lafuzz repro {path}" if saved else "(not saved: the disk was full)",
+                                     "first_unit": unit.key, "count": 1}
         self.progress.findings[f"{label} {finding.kind}"] += 1
         note = f" ({finding.note})" if finding.note else ""
         self.progress.note(f"[lafuzz] {label} finding: {finding.property} {'/'.join(finding.backends)} "
-                           f"{finding.kind}: {finding.signature[:100]}{note} -> {path}")
+                           f"{finding.kind}: {finding.signature[:100]}{note} -> {path if saved else 'not saved'}")
+
+    def _watch_database(self, health: DatabaseHealth | None) -> None:
+        """Fold in a worker's database state: a full disk stops the campaign; the shared database's loss and
+        return are each said once for the whole campaign."""
+        if health is None:
+            return
+        if health.out_of_space is not None and health.out_of_space not in self.not_saved:
+            self.refused(health.out_of_space)
+        if not health.outages and health.process not in self.database_health:
+            return
+        was_lost = self._database_lost()
+        self.database_health[health.process] = health
+        if self._database_lost() and not was_lost:
+            self.progress.note(f"[lafuzz] the shared example database {self.config.database} cannot be reached "
+                               f"({health.reason}): going on with {self.config.out / LOCAL}, retrying it with a "
+                               "back-off; the findings are in the corpus")
+        elif was_lost and not self._database_lost():
+            self.progress.note(f"[lafuzz] the shared example database {self.config.database} is back; what was "
+                               "saved locally meanwhile was copied to it")
+
+    def _database_lost(self) -> bool:
+        return any(h.lost for h in self.database_health.values())
+
+    def _database_outages(self, now: float) -> list[list[float]]:
+        """The union of every worker's outages, in seconds from the start (an open one ends ``now``)."""
+        spans = sorted([start, min(end, now)] for h in self.database_health.values() for start, end in h.outages)
+        union: list[list[float]] = []
+        for start, end in spans:
+            if union and start <= union[-1][1]:
+                union[-1][1] = max(union[-1][1], end)
+            else:
+                union.append([start, end])
+        began = self.started.timestamp()
+        return [[round(start - began, 2), round(end - began, 2)] for start, end in union]
 
     def absorb(self, result: UnitResult, shared: list[Finding]) -> None:
         """Fold one unit's result into the totals and write its findings."""
@@ -184,6 +263,7 @@ class Campaign:
         stats = self.per_property[result.unit.property]
         stats.update(units=1, examples=result.examples, known=sum(result.known.values()))
         self.database_keys |= result.database_keys
+        self._watch_database(result.database)
         for finding in [*shared, *([result.finding] if result.finding else [])]:
             stats.update(findings=1)
             self._record(result.unit, finding)
@@ -308,28 +388,51 @@ class Campaign:
             pool.shutdown(wait=False, cancel_futures=True)
 
     def run(self) -> Summary:
-        """Run to the budget or Ctrl-C; always writes ``summary.json`` and ``report.html``."""
-        from fuzz.campaign.report import write_report
-
+        """Run to the budget, Ctrl-C or a full disk; writes ``summary.json`` and ``report.html`` (on a full disk,
+        if they fit: ``not_saved`` then names them)."""
         self.corpus_dir.mkdir(parents=True, exist_ok=True)
-        if not self.backend_info:
-            self.backend_info = probe(self.config.backends).described
-        previous = {signum: signal.signal(signum, self._on_interrupt) for signum in STOP_SIGNALS}
+        reserve = Reserve(self.config.out)
         try:
-            if self.config.jobs == 1:
-                self._run_inline()
-            else:
-                self._run_pool()
-        except KeyboardInterrupt:
-            self.interrupted = True
-            self.progress.note("[lafuzz] aborted: writing what was found so far")
+            if not self.backend_info:
+                self.backend_info = probe(self.config.backends).described
+            previous = {signum: signal.signal(signum, self._on_interrupt) for signum in STOP_SIGNALS}
+            try:
+                if self.config.jobs == 1:
+                    self._run_inline()
+                else:
+                    self._run_pool()
+            except KeyboardInterrupt:
+                self.interrupted = True
+                self.progress.note("[lafuzz] aborted: writing what was found so far")
+            finally:
+                for signum, handler in previous.items():
+                    signal.signal(signum, handler)
+            self.progress.finish()
+            if self.out_of_space is not None:
+                reserve.release()
+            return self._write_results()
         finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
-        self.progress.finish()
-        written = candidates.write_candidates(self.config.out, self.near_misses, self._provenance(()))
+            reserve.release()
+
+    def _write_results(self) -> Summary:
+        """The near misses (not on a full disk: the summary comes first), ``summary.json`` and ``report.html``."""
+        from fuzz.campaign.report import REPORT, SUMMARY, write_html
+
+        out, provenance = self.config.out, self._provenance(())
+        written: list[dict[str, Any]] = []
+        for number, miss in enumerate(self.near_misses):
+            if self.out_of_space is not None:  # the summary first: the near misses are not tried
+                left = len(self.near_misses) - number
+                self.not_saved.append(OutOfSpace(str(out / candidates.DIRECTORY), f"{left} near miss(es)",
+                                                 "the disk was full"))
+                break
+            written += self.saving("a near miss", out / candidates.DIRECTORY / miss.property,
+                                   partial(candidates.write_candidates, out, [miss], provenance)) or []
         summary = self.summary(written)
-        write_report(summary, self.config.out)
+        self.saving("the summary", out / SUMMARY, lambda: summary.write(out / SUMMARY))
+        self.saving("the report", out / REPORT, lambda: write_html(summary, out / REPORT))
+        # what the disk refused from here on is in the final line, not in the summary already written
+        summary.out_of_space = asdict(self.out_of_space) if self.out_of_space else None
         return summary
 
     def summary(self, near_misses: list[dict[str, Any]] | None = None) -> Summary:
@@ -371,6 +474,10 @@ class Campaign:
             database_keys=sorted(k.hex() for k in self.database_keys),
             first_seen=self.first_seen,
             near_misses=near_misses or [],
+            out_of_space=asdict(self.out_of_space) if self.out_of_space else None,
+            not_saved=[refused.line() for refused in self.not_saved],
+            database_outages=(outages := self._database_outages(time.time())),
+            database_unreachable_s=round(sum(end - start for start, end in outages), 2),
         )
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, TextIO
 
+from fuzz import atomic
 from fuzz.campaign.summary import Summary
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
@@ -85,11 +85,10 @@ def step_summary(summary: Summary) -> str:
 
 
 def publish(summary: Summary, environ: Mapping[str, str], out: TextIO | None = None) -> None:
-    """Append the job summary to ``$GITHUB_STEP_SUMMARY`` if set; print the annotations under GitHub Actions
-    (to ``out``, default the standard output of the moment)."""
-    if path := environ.get(STEP_SUMMARY):
-        with Path(path).open("a", encoding="utf-8") as stream:
-            stream.write(step_summary(summary))
+    """Print the annotations under GitHub Actions (to ``out``, default the standard output of the moment);
+    append the job summary to ``$GITHUB_STEP_SUMMARY`` if set (atomically: ``fuzz.atomic.append_text``)."""
     if environ.get(ACTIONS) == "true":
         for finding in summary.new_findings:
             print(error_annotation(finding), file=out or sys.stdout)
+    if path := environ.get(STEP_SUMMARY):
+        atomic.append_text(path, step_summary(summary))

@@ -14,10 +14,12 @@ Written with the standard library's ElementTree: the format is a handful of elem
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+from fuzz import atomic
 from fuzz.campaign.summary import Summary
 
 
@@ -93,9 +95,11 @@ def junit_xml(summary: Summary) -> ElementTree.ElementTree:
 
 
 def write_junit(summary: Summary, path: Path) -> None:
-    """Write the campaign's JUnit XML to ``path`` (its directory is created)."""
+    """Write the campaign's JUnit XML to ``path`` (its directory is created), atomically (``fuzz.atomic``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     document = junit_xml(summary)
     ElementTree.indent(document)
-    document.write(path, encoding="utf-8", xml_declaration=True)
+    buffer = io.BytesIO()
+    document.write(buffer, encoding="utf-8", xml_declaration=True)
+    atomic.write_bytes(path, buffer.getvalue())

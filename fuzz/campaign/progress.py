@@ -30,9 +30,9 @@ def tree_rss_mib() -> float:
 class Progress:
     """Tracks elapsed time, examples and findings; samples memory; draws the progress line."""
 
-    def __init__(self, stream: TextIO = sys.stderr, interval: float | None = None) -> None:
-        self.stream = stream
-        self.tty = stream.isatty()
+    def __init__(self, stream: TextIO | None = None, interval: float | None = None) -> None:
+        self.stream = stream or sys.stderr  # the standard error of the moment, not of the import
+        self.tty = self.stream.isatty()
         self.interval = interval if interval is not None else (0.5 if self.tty else 10.0)
         self.start = time.monotonic()
         self.last_draw = -float("inf")

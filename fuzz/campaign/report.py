@@ -22,6 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from fuzz import atomic
 from fuzz.campaign.summary import Summary
 from fuzz.engine.compare import RATIO_CAP
 
@@ -35,14 +36,23 @@ img{max-width:100%}
 """
 
 
+SUMMARY, REPORT = "summary.json", "report.html"
+"""What every campaign writes into its ``--out``."""
+
+
 def write_report(summary: Summary, out: Path) -> tuple[Path, Path]:
     """Write ``summary.json`` and ``report.html`` into ``out``; returns both paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    json_path, html_path = out / "summary.json", out / "report.html"
+    json_path, html_path = out / SUMMARY, out / REPORT
     summary.write(json_path)
-    html_path.write_text(render_html(summary))
+    write_html(summary, html_path)
     return json_path, html_path
+
+
+def write_html(summary: Summary, path: Path) -> Path:
+    """``report.html`` for ``summary``, written atomically (``fuzz.atomic``)."""
+    return atomic.write_text(path, render_html(summary))
 
 
 def regenerate(summary_path: Path) -> Path:
@@ -64,14 +74,19 @@ def _figure(draw: Draw, width: float, height: float) -> Figure:
     return figure
 
 
-def _png(draw: Draw, width: float = 7.0, height: float = 3.6) -> str:
+def _png_bytes(draw: Draw, width: float, height: float, dpi: int) -> bytes:
     figure = _figure(draw, width, height)
     try:
         buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=90)
+        figure.savefig(buffer, format="png", dpi=dpi)
     finally:
         plt.close(figure)
-    return f'<img alt="plot" src="data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}">'
+    return buffer.getvalue()
+
+
+def _png(draw: Draw, width: float = 7.0, height: float = 3.6) -> str:
+    data = _png_bytes(draw, width, height, dpi=90)
+    return f'<img alt="plot" src="data:image/png;base64,{base64.b64encode(data).decode()}">'
 
 
 def _svg(draw: Draw, titles: dict[str, list[str]], width: float, height: float) -> str:
@@ -265,12 +280,7 @@ def write_pngs(summary: Summary, directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for name, (draw, width, height) in figures(summary).items():
-        figure = _figure(draw, width, height)
-        try:
-            figure.savefig(directory / f"report-{name}.png", dpi=80)
-        finally:
-            plt.close(figure)
-        written.append(directory / f"report-{name}.png")
+        written.append(atomic.write_bytes(directory / f"report-{name}.png", _png_bytes(draw, width, height, dpi=80)))
     return written
 
 
@@ -343,6 +353,13 @@ def _coverage_section(summary: Summary) -> str:
             f"<h3>Where the time went</h3>{tiers}")
 
 
+def _database_outages(summary: Summary) -> str:
+    if not summary.database_outages:
+        return ""
+    spans = ", ".join(f"{start:g}-{end:g} s" for start, end in summary.database_outages)
+    return f" (unreachable for {summary.database_unreachable_s:g} s: {spans}; a local database stood in)"
+
+
 def render_html(summary: Summary) -> str:
     """The whole report as one HTML document."""
     config, findings = summary.config, summary.findings
@@ -369,7 +386,7 @@ def render_html(summary: Summary) -> str:
             ["throughput", f"{summary.cases_per_second} cases/s"],
             ["peak resident memory", f"{summary.peak_rss_mib} MiB"],
             ["properties", ", ".join(config["properties"])],
-            ["example database", config["database"]],
+            ["example database", config["database"] + _database_outages(summary)],
             ["exit status", status],
             ["host", ", ".join(f"{k} {v}" for k, v in summary.host.items())],
         ], ["what", "value"]),
@@ -383,6 +400,9 @@ def render_html(summary: Summary) -> str:
     ]
     if summary.unavailable:
         parts.append(_table([[k, v] for k, v in summary.unavailable.items()], ["not available", "why"]))
+    if summary.out_of_space:
+        parts.append("<h2 class='bad'>The disk filled up</h2><p>The campaign stopped there; what it had written "
+                     "is kept. Not saved:</p>" + _table([[line] for line in summary.not_saved], ["what"]))
     parts.append("<h2>Properties</h2>")
     parts.append(_table([[p, s.get("units", 0), s.get("examples", 0), s.get("findings", 0), s.get("known", 0)]
                          for p, s in summary.per_property.items()],

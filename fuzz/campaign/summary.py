@@ -4,10 +4,10 @@ The report (``fuzz.campaign.report``) and ``lafuzz merge`` depend on ``Summary``
 engine. Findings are listed as ``Finding.to_json()`` plus where the campaign wrote the entry
 (``corpus_path``, ``reproduce``), the unit that first found it and how often it recurred.
 
-Exit status (``exit_status``): 1 when a new finding was made; 3 when no case was checked at all
-(nothing was tested, so nothing can be claimed); 4 when a worker process died and its units went
-unchecked; 130 after Ctrl-C or SIGTERM otherwise; 0 when cases were checked and only known issues (or
-nothing) turned up.
+Exit status (``exit_status``): 1 when a new finding was made; 5 when the output disk filled up (the
+campaign stopped early and kept what it had written); 3 when no case was checked at all (nothing was
+tested, so nothing can be claimed); 4 when a worker process died and its units went unchecked; 130 after
+Ctrl-C or SIGTERM otherwise; 0 when cases were checked and only known issues (or nothing) turned up.
 """
 
 from __future__ import annotations
@@ -17,15 +17,21 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from fuzz import atomic
+
 FORMAT = "lafuzz-campaign/2"
 EXIT_CLEAN, EXIT_NEW_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_WORKER_DIED, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
+EXIT_OUT_OF_SPACE = 5
 
 
-def exit_status(findings: list[dict[str, Any]], checked: int, interrupted: bool, lost: int = 0) -> int:
-    """1 for any new (unmarked) finding; else 3 if no case was checked; else 4 if units were lost with a
-    worker process that died; else 130 after Ctrl-C or SIGTERM; else 0."""
+def exit_status(findings: list[dict[str, Any]], checked: int, interrupted: bool, lost: int = 0,
+                out_of_space: bool = False) -> int:
+    """1 for any new (unmarked) finding; else 5 if the output disk filled up; else 3 if no case was checked;
+    else 4 if units were lost with a worker process that died; else 130 after Ctrl-C or SIGTERM; else 0."""
     if any(not f.get("known_failure") for f in findings):
         return EXIT_NEW_FINDINGS
+    if out_of_space:
+        return EXIT_OUT_OF_SPACE
     if checked == 0:
         return EXIT_NOTHING_CHECKED
     if lost:
@@ -95,10 +101,20 @@ class Summary:
     units_lost: int = 0
     """Units lost with a worker process that died (killed, or crashed in native code it ran itself): their
     cases went unchecked (0 in summaries written before it existed)."""
+    out_of_space: dict[str, str] | None = None
+    """The first write a full disk refused (``path``, ``what``, ``reason``): the campaign stopped there."""
+    not_saved: list[str] = field(default_factory=list)
+    """What a full disk kept from being saved before this summary was written, one line each."""
+    database_outages: list[list[float]] = field(default_factory=list)
+    """``[lost, back]`` in seconds from the start: when the shared example database could not be reached
+    (a local one stood in), from the first call that failed to the first retry that succeeded."""
+    database_unreachable_s: float = 0.0
+    """How long, in all, the shared example database was gone."""
 
     @property
     def exit_status(self) -> int:
-        return exit_status(self.findings, self.checked_examples, self.interrupted, self.units_lost)
+        return exit_status(self.findings, self.checked_examples, self.interrupted, self.units_lost,
+                           self.out_of_space is not None)
 
     @property
     def never_reached(self) -> list[str]:
@@ -137,7 +153,8 @@ class Summary:
             raise ValueError(f"{path}: not a readable campaign summary ({err})") from None
 
     def write(self, path: Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        """Write ``summary.json`` atomically (``fuzz.atomic``): the whole summary or, on a full disk, none."""
+        atomic.write_text(path, json.dumps(self.to_json(), indent=2) + "\n")
 
     @classmethod
     def merge(cls, summaries: list[Summary]) -> Summary:
@@ -165,6 +182,12 @@ class Summary:
                 earliest = merged.first_seen.setdefault(kind, {})
                 for name, seconds in times.items():
                     earliest[name] = min(seconds, earliest.get(name, seconds))
+        merged.out_of_space = next((s.out_of_space for s in summaries if s.out_of_space), None)
+        merged.not_saved = [line for s in summaries for line in s.not_saved]
+        # shards run side by side and share one database: its longest absence in any shard is the estimate
+        longest = max(summaries, key=lambda s: s.database_unreachable_s)
+        merged.database_outages = longest.database_outages
+        merged.database_unreachable_s = longest.database_unreachable_s
         merged.near_misses = sorted((m for s in summaries for m in s.near_misses), key=lambda m: -m["ratio"])
         for name in ("backend_calls", "window_calls", "backend_seconds", "coverage", "per_property", "per_tier",
                      "ratio_histogram", "known_cases"):

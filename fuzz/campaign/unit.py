@@ -39,6 +39,7 @@ from hypothesis.errors import FlakyFailure
 
 from fuzz.backends import Backend, Capabilities, ChainCall, Lost
 from fuzz.campaign.coverage import buckets
+from fuzz.campaign.database import DatabaseHealth
 from fuzz.campaign.shard import WorkUnit
 from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
@@ -131,6 +132,8 @@ class UnitResult:
     """The size tier of its swarm plan (or the fixed ``--limits`` name)."""
     seconds: float = 0.0
     """Wall time of the unit in its worker."""
+    database: DatabaseHealth | None = None
+    """The state of the worker's example database after the unit (lost shared database, full disk)."""
 
 
 class UnitStopped(BaseException):

@@ -24,7 +24,7 @@ from fuzz import environment
 from fuzz.backends import Backend, Lost, NoSuchDevice, Unavailable, backend_class, create
 from fuzz.backends.device_choice import assign_worker
 from fuzz.campaign import profiles, swarm
-from fuzz.campaign.database import UnitDatabase, open_database, shared_key
+from fuzz.campaign.database import UnitDatabase, campaign_database, shared_key
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.swarm import UnitPlan
 from fuzz.campaign.unit import CountingBackend, UnitResult, run_unit
@@ -76,15 +76,20 @@ class Worker:
         self._isolated: list[CountingBackend] | None = None
         self.names = tuple(b.name for b in self.backends)
         self.base = profiles.get("campaign")
-        self.database = open_database(config.database_spec())
+        self.database = campaign_database(config.database_spec(), config.out)
         self.classifier = Classifier.for_backends(
             self.backends, marks(config.known_corpus) if config.known_corpus else {}, strict=config.strict)
         self.on_example = on_example
-        self.stop_at = stop_at
+        self.campaign_stop_at = stop_at
         self.seen_shared: set[bytes] = set()
         self.shrunk_issues: set[str] = set()
         self.lost: dict[str, str] = {}
         """Backend name -> why this worker could no longer use it (reported with every later unit)."""
+
+    def stop_at(self) -> float:
+        """The campaign's stop time, or now once the example database met a full disk (nothing more can be
+        saved: the campaign stops, ``fuzz.campaign.campaign``)."""
+        return 0.0 if self.database.out_of_space is not None else self.campaign_stop_at()
 
     def backends_for(self, property_name: str) -> list[CountingBackend]:
         """For a property that feeds invalid input (isolation on), the crash-prone backends isolated."""
@@ -153,6 +158,7 @@ class Worker:
             targeting=plan.targeting,
         )
         result.tier, result.seconds = plan.tier, time.monotonic() - started
+        result.database = self.database.health()
         self.lost.update(result.lost)
         result.lost = dict(self.lost)
         if result.finding is not None:

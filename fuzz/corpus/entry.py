@@ -30,7 +30,6 @@ import io
 import json
 import math
 import os
-import shutil
 import stat
 import zipfile
 import zlib
@@ -41,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from fuzz import atomic
 from fuzz.engine.case import Case
 from fuzz.engine.properties import PROPERTIES
 from fuzz.findings import Finding, Kind, KnownMark
@@ -143,19 +143,18 @@ def _inline(arrays: dict[str, np.ndarray]) -> dict[str, Any] | None:
 
 
 def write_entry(root: Path, entry: Entry) -> Path:
-    """Write ``entry`` under ``root`` atomically (a half-written entry never appears); returns its directory."""
+    """Write ``entry`` under ``root`` atomically (``fuzz.atomic``: a half-written entry never appears, and a
+    failed write, a full disk for one, leaves no partial folder); returns its directory."""
     final = Path(root) / entry.relative_dir()
-    staging = final.with_name(final.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
     arrays = _all_arrays(entry)
     inline = _inline(arrays)
-    if inline is None:
-        np.savez_compressed(staging / NPZ, **arrays)
     document = entry.to_json(inline if inline is not None else NPZ)
-    (staging / DOCUMENT_KEY).write_text(json.dumps(document, indent=2, sort_keys=True, default=_plain) + "\n")
-    shutil.rmtree(final, ignore_errors=True)
-    staging.rename(final)
+    with atomic.staged_directory(final) as staging:
+        if inline is None:
+            buffer = io.BytesIO()
+            np.savez_compressed(buffer, **arrays)
+            atomic.write_bytes(staging / NPZ, buffer.getvalue())
+        atomic.write_text(staging / DOCUMENT_KEY, json.dumps(document, indent=2, sort_keys=True, default=_plain) + "\n")
     return final
 
 
@@ -445,7 +444,7 @@ def entry_dirs(root: Path) -> Iterator[Path]:
     if not root.is_dir():
         return
     for path in sorted(root.glob("*/*/entry.json")):
-        if not path.parent.name.endswith(".partial"):
+        if not path.parent.name.endswith(atomic.PARTIAL):
             yield path.parent
 
 
@@ -483,6 +482,6 @@ def merge(sources: list[Path], destination: Path) -> tuple[int, int]:
                 present += 1
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copytree(directory, target)
+            atomic.copy_directory(directory, target)
             copied += 1
     return copied, present

@@ -11,7 +11,10 @@ outputs. Each check ends in one verdict:
   a documented issue in play for the backends' versions, or the entry's own ``known_failure`` mark)
   and is (or, for a marked entry, is no longer) there. With ``strict`` nothing is known: a known
   failure is a regression;
-- ``error``: the check raised instead of passing or failing (a backend outside its typed outcomes).
+- ``error``: the check raised instead of passing or failing (a backend outside its typed outcomes);
+- ``refused``: the entry records a backend that is not a registry name (``module:Class`` would import code
+  named by data: ``fuzz.backends.registry.check_recorded``); nothing is imported, and the entry is still
+  checked on its other backends.
 
 An entry that cannot be read (``fuzz.corpus.entry.CorpusError``) is not replayed: ``unreadable_line``
 names it in the same column layout.
@@ -19,12 +22,13 @@ names it in the same column layout.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from fuzz.backends import Backend, Capabilities, Unsupported
+from fuzz.backends.registry import UnknownRecordedBackend, check_recorded
 from fuzz.corpus.entry import CorpusError, Entry
 from fuzz.corpus.known_issues import Classifier
 from fuzz.engine.case import Case
@@ -32,6 +36,8 @@ from fuzz.engine.properties import resolve_property
 from fuzz.findings import PropertyFailure
 
 PASS, REGRESSION, STILL_FAILING, NOW_FIXED, SKIPPED = "pass", "regression", "still failing", "now fixed", "skipped"
+REFUSED = "refused"
+"""A recorded backend name that is not a registry name: ``lafuzz replay`` and ``repro`` exit 2."""
 HARNESS_ERROR = "error"
 """The check itself raised (a backend outside its typed outcomes, or a bug here): reported, never a traceback."""
 FAILED = (REGRESSION, HARNESS_ERROR)
@@ -99,17 +105,37 @@ def _judge(entry: Entry, backends: list[Backend], strict: bool) -> Verdict:
     return Verdict(entry, names, PASS)
 
 
+def recorded_backends(entry: Entry, given: Collection[str] = ()) -> tuple[tuple[str, ...], list[Verdict]]:
+    """The entry's recorded backends that are registry names or the names of backends ``given`` on the
+    command line (a ``module:Class`` there is the user's choice), and a ``refused`` verdict for each other
+    one (nothing is imported to find out)."""
+    names, refused = [], []
+    for name in entry.finding.backends:
+        try:
+            names.append(name if name in given else check_recorded(name, f"entry {entry.finding.property}/{entry.id}"))
+        except UnknownRecordedBackend as err:
+            refused.append(Verdict(entry, (name,), REFUSED, err.args[0]))
+    return tuple(names), refused
+
+
 def replay_entry(entry: Entry, available: dict[str, Backend], *, strict: bool = False) -> list[Verdict]:
-    """Every verdict for one entry given the backends available by name (``strict``: nothing is known)."""
+    """Every verdict for one entry given the backends available by name (``strict``: nothing is known).
+
+    A reference entry's recorded backend only names its stored results; the backends of any other entry are
+    ``recorded_backends``: a name that is neither a registry name nor one of ``available`` is refused, and
+    the entry is checked on the rest."""
     recorded = entry.finding.backends
     if entry.expected_arrays:
         reference = StoredBackend(recorded[0], entry.finding.case, entry.expected_arrays)
         return [_judge(entry, [reference, backend], strict)
                 for name, backend in available.items() if name not in recorded]
-    missing = [n for n in recorded if n not in available]
+    names, verdicts = recorded_backends(entry, available)
+    missing = [n for n in names if n not in available]
     if missing:
-        return [Verdict(entry, recorded, SKIPPED, f"backend(s) not available: {', '.join(missing)}")]
-    return [_judge(entry, [available[n] for n in recorded], strict)]
+        verdicts.append(Verdict(entry, names, SKIPPED, f"backend(s) not available: {', '.join(missing)}"))
+    elif names:
+        verdicts.append(_judge(entry, [available[n] for n in names], strict))
+    return verdicts
 
 
 def replay(entries: Iterable[Entry], available: dict[str, Backend], *, strict: bool = False) -> list[Verdict]:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from fuzz import atomic
 from fuzz.backends import Backend
 from fuzz.corpus.entry import Entry
 from fuzz.export.agreement import opinions
@@ -67,34 +67,37 @@ def export_entry(entry: Entry, out: Path, *, backends: Sequence[Backend] | None 
     case = entry.finding.case
     out = Path(out)
     _replaceable(out)
-    staging = out.with_name(out.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
     outputs = reference_outputs(case, repro.expectation)
     if repro.expectation is Expectation.OUTPUTS:
         bounds = uniform_bounds(case, outputs)
     else:
         bounds = {name: Bound(0.0, 0.0) for name in outputs}
-    write_model(staging, case, outputs)
-    write_test_data(staging, case, outputs)
-    (staging / REPRO).write_text(render_repro(repro, case, bounds, title(entry, repro)))
-    views = None if backends is None else opinions(backends, case, repro.expectation, outputs, at_fault=repro.backend)
-    transcript = run_repro(staging) if check else None
-    (staging / ISSUE).write_text(issue_markdown(entry, repro, bounds, outputs, views, transcript))
-    shutil.rmtree(out, ignore_errors=True)
-    staging.rename(out)
+    with atomic.staged_directory(out) as staging:
+        write_model(staging, case, outputs)
+        write_test_data(staging, case, outputs)
+        atomic.write_text(staging / REPRO, render_repro(repro, case, bounds, title(entry, repro)))
+        views = None if backends is None else opinions(backends, case, repro.expectation, outputs,
+                                                        at_fault=repro.backend)
+        transcript = run_repro(staging) if check else None
+        atomic.write_text(staging / ISSUE, issue_markdown(entry, repro, bounds, outputs, views, transcript))
     return out
 
 
 def export_upstream(entry: Entry, entry_dir: Path, backends: Sequence[Backend] | None = None) -> Path | None:
     """Export an ONNX Runtime finding beside its corpus entry (``<entry_dir>/upstream``); None otherwise.
 
-    Any failure is reported in one line on stderr: the entry is already written and stays.
+    Any failure is reported in one line on stderr: the entry is already written and stays. A full disk
+    (``fuzz.atomic.out_of_space``) is raised, for the caller to stop writing.
     """
     if not ort_backends(entry):
         return None
     try:
         return export_entry(entry, Path(entry_dir) / UPSTREAM, backends=backends, check=False)
+    except OSError as err:
+        if atomic.out_of_space(err):
+            raise
+        print(f"[lafuzz] {entry_dir}: not exported upstream: {err}", file=sys.stderr)
+        return None
     except Exception as err:  # the entry matters more than its export
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         print(f"[lafuzz] {entry_dir}: not exported upstream: {first}", file=sys.stderr)

@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from fuzz import atomic
 from fuzz.backends.onnx_model import build_model
 from fuzz.engine.case import Case
 from fuzz.engine.tolerance import exact_answer
@@ -59,7 +60,7 @@ def write_model(folder: Path, case: Case, outputs: dict[str, np.ndarray]) -> Pat
     shapes: dict[str, tuple[int | str, ...]] = {name: case.inputs[name].shape for name in present}
     shapes.update({name: a.shape for name, a in outputs.items()} if outputs else _symbolic_shapes(case))
     path = Path(folder) / MODEL
-    path.write_bytes(build_model(case.dtype, present, case.attrs, shapes=shapes))
+    atomic.write_bytes(path, build_model(case.dtype, present, case.attrs, shapes=shapes))
     onnx.checker.check_model(onnx.load(path), full_check=True)
     return path
 
@@ -71,8 +72,8 @@ def write_test_data(folder: Path, case: Case, outputs: dict[str, np.ndarray]) ->
     inputs = [name for name in INPUT_NAMES if name in case.inputs]
     for number, name in enumerate(inputs):
         tensor = numpy_helper.from_array(np.ascontiguousarray(case.inputs[name]), name)
-        (data / f"input_{number}.pb").write_bytes(tensor.SerializeToString())
+        atomic.write_bytes(data / f"input_{number}.pb", tensor.SerializeToString())
     for number, name in enumerate(n for n in OUTPUT_NAMES if n in outputs):
         tensor = numpy_helper.from_array(np.ascontiguousarray(outputs[name]), name)
-        (data / f"output_{number}.pb").write_bytes(tensor.SerializeToString())
+        atomic.write_bytes(data / f"output_{number}.pb", tensor.SerializeToString())
     return data

@@ -13,6 +13,8 @@ module so that ``-p fuzz.pytest_plugin`` or a conftest's ``pytest_plugins`` neve
   (``fuzz.pytest_plugin.plan`` says what a test does). The tests run under the Hypothesis profile in
   force, and under lafuzz's ``ci`` where nothing chose one (Hypothesis's default deadline of 200 ms
   would fail a first shader compile);
+- a profile's database on a server that goes away does not fail the plan's tests: a directory under
+  ``--lafuzz-out`` stands in until it is back (``fuzz.pytest_plugin.database``);
 - the fixture ``lafuzz_backends``: the backends ``--lafuzz-backends`` selected, for a project's own
   tests (skipped with the reason when one is unavailable here), and ``lafuzz_backend_pool``, the
   session's ``BackendPool`` behind it.
@@ -32,6 +34,7 @@ from fuzz.pytest_plugin.options import BACKENDS, PlanOptions, add_options
 
 if TYPE_CHECKING:
     from fuzz.backends import Backend
+    from fuzz.campaign.database import FallbackDatabase
     from fuzz.pytest_plugin.pool import BackendPool
 
 profiles.register()
@@ -40,6 +43,7 @@ profiles.register()
 
 _OPTIONS = pytest.StashKey["PlanOptions | None"]()
 _POOL = pytest.StashKey["BackendPool"]()
+_DATABASE: pytest.StashKey[FallbackDatabase | None] = pytest.StashKey()
 HYPOTHESIS_DEFAULT = "default"
 """Hypothesis's own profile, in force when neither the project nor ``--hypothesis-profile`` chose one."""
 
@@ -78,13 +82,25 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     options = config.stash[_OPTIONS]
     if options is None:
         return
+    from fuzz.pytest_plugin.database import with_stand_in
     from fuzz.pytest_plugin.plan import PLAN_NODE, Plan
 
     chosen = settings() if settings.get_current_profile_name() != HYPOTHESIS_DEFAULT else profiles.get("ci")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    chosen, config.stash[_DATABASE] = with_stand_in(
+        chosen, options.corpus.parent, reporter.write_line if reporter is not None else print)
     plan = Plan.from_parent(
         session, name=PLAN_NODE, nodeid=PLAN_NODE, options=options, pool=_pool(config), settings=chosen
     )
     items.extend(session.genitems(plan))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say how long the plan's example database was unreachable, if it was."""
+    from fuzz.pytest_plugin.database import outage_line
+
+    if line := outage_line(terminalreporter.config.stash.get(_DATABASE, None)):
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")

@@ -2,42 +2,19 @@
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import time
-
 import pytest
-from redis import Redis
+from support.redis_server import redis_server
 
 from fuzz.campaign.campaign import CampaignConfig, run_campaign
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard
 from fuzz.campaign.summary import Summary
 
-SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-
 
 @pytest.fixture
 def redis_url():
-    if not shutil.which("redis-server"):
-        pytest.skip("REDIS-SERVER IS NOT INSTALLED: run scripts/setup.sh (Debian package redis-server)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen([SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                               "--appendonly", "no"], stdout=subprocess.DEVNULL)
-    try:
-        for _ in range(100):
-            try:
-                Redis(port=port).ping()
-                break
-            except Exception:
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.wait(10)
+    with redis_server() as server:
+        yield server.url
 
 
 def _shard(tmp_path, url: str, index: int) -> Summary:

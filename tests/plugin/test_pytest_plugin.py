@@ -17,6 +17,7 @@ from xml.etree import ElementTree
 
 import pytest
 from hypothesis import is_hypothesis_test
+from support.redis_server import redis_server
 
 from fuzz.engine.properties import PROPERTIES
 
@@ -116,6 +117,38 @@ def test_a_broken_backend_fails_with_the_mismatch_report_and_a_working_repro_com
         timeout=120,
     )
     assert repro.returncode == 1 and "regression" in repro.stdout, repro.stdout + repro.stderr
+
+
+SHARED_DATABASE_CONFTEST = """
+from hypothesis import Phase, settings
+from hypothesis.extra.redis import RedisExampleDatabase
+from redis import Redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+shared = RedisExampleDatabase(Redis(port={port}, retry=Retry(NoBackoff(), 0)))
+settings.register_profile("shared", max_examples=8, database=shared, deadline=None,
+                          phases=[Phase.reuse, Phase.generate, Phase.shrink])
+"""
+
+
+def test_a_profile_database_on_a_stopped_server_does_not_fail_the_plan(project: pytest.Pytester) -> None:
+    """The profile's Redis database is gone: the plan's tests pass on a local stand-in, said once when lost and
+    once in the session summary, with the failure of a broken backend still reported and saved."""
+    with redis_server() as server:
+        server.stop()
+        project.makeconftest(SHARED_DATABASE_CONFTEST.format(port=server.port))
+        result = project.runpytest_subprocess(
+            *PLUGIN, "--hypothesis-profile=shared", "--lafuzz-backends=oracle,planted:LateSlots",
+            "--lafuzz-properties=prefix-oracle,backends-agree",
+        )
+    result.assert_outcomes(passed=1, failed=2)
+    text = result.stdout.str()
+    assert text.count("cannot be reached") == 1 and "Connection refused" in text, text[-3000:]
+    result.stdout.fnmatch_lines([f"lafuzz: the example database redis://localhost:{server.port}/0 was unreachable for "
+                                 "* s in all (still unreachable at the end); *lafuzz-out/hypothesis-db stood in"])
+    assert any((project.path / "lafuzz-out" / "hypothesis-db").iterdir())
+    assert "Traceback" not in text and "ConnectionError" not in text.replace("(ConnectionError:", "")
 
 
 def test_without_its_options_the_plugin_collects_nothing_of_its_own(project: pytest.Pytester) -> None:
