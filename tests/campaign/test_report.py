@@ -113,3 +113,25 @@ def test_a_strip_keeps_its_worst_dots_and_a_sample_of_the_rest() -> None:
     assert sorted(shown, reverse=True)[: MAX_POINTS // 2] == sorted(points, reverse=True)[: MAX_POINTS // 2]
     assert min(shown)[0] < 0.1, "the rest of the range is sampled, not dropped"
     assert _thinned(points[:MAX_POINTS]) == points[:MAX_POINTS]
+
+
+OLDEST = Path(__file__).parent / "data" / "summary-2026-11-30.json"
+"""A summary written on 2026-11-30, before ``per_tier`` existed (docs/results/2026-11-30-lavapipe-fixed-slice-3m,
+its database keys, ratio lists and findings cut short to keep the file small)."""
+
+
+@pytest.mark.parametrize("kept", ["whole", "trimmed"])
+def test_lafuzz_report_rebuilds_a_summary_written_before_the_newer_fields(kept: str, tmp_path: Path) -> None:
+    """``trimmed``: as kept in docs/results, without the memory samples, ratio lists and database keys."""
+    document = json.loads(OLDEST.read_text())
+    assert "per_tier" not in document
+    if kept == "trimmed":
+        for name in ("rss_samples", "error_ratios", "database_keys"):
+            del document[name]
+    (tmp_path / "summary.json").write_text(json.dumps(document))
+    assert main(["report", str(tmp_path)]) == 0
+    html = (tmp_path / "report.html").read_text()
+    older = Summary.read(tmp_path / "summary.json")
+    assert older.per_tier == {} and older.checked_examples == document["checked_examples"] > 0
+    assert older.exit_status == document["exit_status"]
+    assert f"{older.checked_examples}" in html
