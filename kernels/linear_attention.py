@@ -68,8 +68,8 @@ def scratch_bytes(state_window: int, seq_len: int) -> int:
     return PARAMS_BYTES * (2 if state_window > seq_len else 1)
 
 
-def _stand_in(tensor: DeviceTensor | None) -> np.ndarray | None:
-    """A zero-byte array with a device tensor's shape and dtype, for shape validation."""
+def _shape_only(tensor: DeviceTensor | None) -> np.ndarray | None:
+    """A zero-byte array with a device tensor's shape and dtype: all that validation reads of it."""
     if tensor is None:
         return None
     return np.broadcast_to(np.zeros((), dtype=tensor.dtype), tensor.shape)
@@ -341,7 +341,7 @@ class LinearAttentionKernel:
         tensors = {"query": query, "key": key, "value": value, "past_state": past_state,
                    "decay": decay, "beta": beta}
         dims = validate(
-            **{name: _stand_in(t) for name, t in tensors.items()},
+            **{name: _shape_only(t) for name, t in tensors.items()},
             q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
             scale=scale, state_window=state_window,
         )
@@ -396,8 +396,9 @@ class LinearAttentionKernel:
                    bound: Mapping[str, DeviceTensor], seed_slot: int | None) -> Any:
         """The bind group of a call; ``seed_slot`` set: ``past_state`` is bound as that slot alone.
 
-        An optional input the call does not read is bound to a stand-in (``uniform.source``): every
-        binding of the one layout must hold a buffer, and a read-only use of an input is always allowed.
+        An optional input the call does not read is bound to a stand-in (``kernels.shader.STAND_IN``, by
+        ``uniform.source``): every binding of the one layout must hold a buffer, and a read-only use of an input
+        is always allowed.
         """
         entries = [{"binding": 0, "resource": {"buffer": params.buffer, "offset": 0, "size": params.size}}]
         for binding, name in enumerate(BINDINGS, start=1):

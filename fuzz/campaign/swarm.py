@@ -22,7 +22,7 @@ draws the features masking a bug explores the rest of the space more deeply. Her
   whether the slowest backend takes part (``SLOW_BACKENDS``), which of the two runtimes of the
   WGSL kernel run it (``KERNEL_RUNTIMES``: one of them, or both), whether the chunked prefill, a GPU's
   specialised pipelines or a GPU's geometry (``CHUNKED_RUNTIME``, ``SPECIALISED_RUNTIME``,
-  ``WIDE_RUNTIME``) stands in for one of them, and whether the
+  ``WIDE_RUNTIME``) runs in place of one of them, and whether the
   unit climbs the error ratio (``TARGETING``). The oracle always takes part.
 
 Inside a unit the shapes repeat, so compiled kernel pipelines and ORT sessions are reused; across

@@ -78,7 +78,7 @@ class KnownIssue:
 
     def has(self, implementation: Implementation | None) -> bool:
         """Whether ``implementation`` is one this issue is documented for; None (a backend that does not
-        say what it runs: a test's stand-in) is taken to be one."""
+        say what it runs: a test's fake) is taken to be one."""
         return implementation is None or implementation.within(self.implementation, self.versions)
 
     def covers(self, finding: Finding) -> bool:
