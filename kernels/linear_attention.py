@@ -26,32 +26,11 @@ from oracles.rollback import slot_for_accepted
 from oracles.validation import Dims, validate
 
 from .device import DeviceTensor, GpuDevice, KernelUnsupported, Readback, get_device
+from .options import WIDE_ROW_GROUPS, KernelOptions
 from .shader import BINDINGS, MAX_ROW_GROUPS, TEMPLATES, CallParams, KernelSpec, render, template_source
 
 MAX_D_K = 256
 """Largest key head size (that of the ORT WebGPU EP); it bounds each invocation's private row block."""
-
-KERNEL_PATHS = ("auto", "subgroup", "workgroup", "scalar")
-"""How a kernel compiles its pipelines. ``auto``: vector columns where d_v % 4 == 0, and the subgroup
-reduction where the device has subgroups of at least the call's row groups, else the workgroup one;
-``subgroup``: the same but the subgroup reduction required (``KernelUnsupported`` where it is not
-possible); ``workgroup``: vector columns, always the workgroup reduction (the fallback);
-``scalar``: one column per invocation and the workgroup reduction (the kernel before vectorisation)."""
-
-ROW_GROUP_CHOICES = (2, 4, 8, 16, 32)
-"""Bounds on the invocations per column a kernel may be built with: fewer give each invocation more rows
-and a warp more adjacent columns, more give more invocations (the default: ``_row_group_bound``)."""
-
-WIDE_ROW_GROUPS = 32
-"""The row-group bound on devices whose subgroups hold that many row groups (a GPU's, not lavapipe's 8):
-fewer rows per invocation, so more of the reduction runs in parallel, which made decode faster on a GPU
-(docs/benchmark.md#kernel-history)."""
-
-PREFILLS = ("token", "chunked")
-"""How a kernel takes a call's tokens: ``token``, the token loop (``kernels/linear_attention.wgsl``, the
-default), or ``chunked``, the chunked prefill (``kernels/chunked.wgsl``). The chunked prefill agrees with
-the token loop but was slower on a GPU at every length measured (docs/benchmark.md#kernel-history), so no
-call takes it unless asked; campaigns fuzz both (``fuzz.campaign.swarm``)."""
 
 KERNEL_DTYPES = ("float32", "float16")
 """Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
@@ -216,30 +195,25 @@ class Selection:
 class LinearAttentionKernel:
     """Compiled LinearAttention pipelines on one device, and the device-side operations around them."""
 
-    def __init__(self, device: GpuDevice, max_pipelines: int = 1024, template: str | None = None,
-                 path: str = "auto", max_row_groups: int | None = None, prefill: str = "token",
-                 chunk_template: str | None = None, specialise: bool | None = None) -> None:
+    def __init__(self, options: KernelOptions | None = None, device: GpuDevice | None = None,
+                 max_pipelines: int = 1024) -> None:
+        """The kernel ``options`` describe (default: ``KernelOptions()``), on ``device`` (default: the process-wide
+        device of ``options.implementation`` and ``options.adapter``; one of that implementation if given)."""
+        options = options or KernelOptions()
+        if device is None:
+            device = get_device(options.implementation, options.adapter)
+        elif device.implementation != options.implementation:
+            raise ValueError(f"a {device.implementation} device for a kernel of {options.implementation}")
+        self.options = options
+        """What this kernel was built from: its path, prefill and templates as given."""
+        self.device = device
+        self.max_row_groups = options.max_row_groups or self._row_group_bound(device, options.path)
+        """The most invocations sharing one column of the state (``KernelSpec.for_sizes``): ``options``' bound,
+        or the device's best."""
         # a campaign's units draw head sizes 1-256 in both dtypes: with 64 pipelines the cache thrashed
         # (docs/campaign.md#history)
-        if path not in KERNEL_PATHS:
-            raise ValueError(f"kernel path {path!r}: expected one of {', '.join(KERNEL_PATHS)}")
-        if max_row_groups not in (None, *ROW_GROUP_CHOICES):
-            raise ValueError(f"max_row_groups {max_row_groups}: expected one of {ROW_GROUP_CHOICES} or None")
-        if prefill not in PREFILLS:
-            raise ValueError(f"prefill {prefill!r}: expected one of {', '.join(PREFILLS)}")
-        self.device = device
-        self.max_row_groups = max_row_groups or self._row_group_bound(device, path)
-        """The most invocations sharing one column of the state (``KernelSpec.for_sizes``)."""
-        self.path = path
-        """One of ``KERNEL_PATHS``: which reduction and column width ``spec_for`` picks."""
         self.max_pipelines = max_pipelines
-        self.prefill = prefill
-        """One of ``PREFILLS``: which calls ``spec_for`` gives the chunked prefill."""
-        self.template = template
-        """The token-loop template compiled (None: ``kernels/linear_attention.wgsl``)."""
-        self.chunk_template = chunk_template
-        """The chunked-prefill template compiled (None: ``kernels/chunked.wgsl``)."""
-        self.specialise = not device.software if specialise is None else specialise
+        self.specialise = not device.software if options.specialise is None else options.specialise
         """Compile a pipeline per call shape (``KernelSpec.specialised``) rather than per geometry class; by
         default on GPUs, where that is cheap, and not on software adapters, where a compilation takes seconds."""
         self._pipelines: OrderedDict[KernelSpec, Any] = OrderedDict()
@@ -266,15 +240,16 @@ class LinearAttentionKernel:
         return spec.specialised(CallParams.for_call(dims, aliased=False, seed_offset=0)) if self.specialise else spec
 
     def _geometry(self, dims: Dims) -> KernelSpec:
-        spec = replace(KernelSpec.for_dims(dims, self.max_row_groups), chunked=self.prefill == "chunked")
-        if self.path == "scalar":
+        path = self.options.path
+        spec = replace(KernelSpec.for_dims(dims, self.max_row_groups), chunked=self.options.prefill == "chunked")
+        if path == "scalar":
             return replace(spec, lanes=1)
-        if self.path == "workgroup":
+        if path == "workgroup":
             return spec
         size = self.device.subgroup_size
         if size is not None and spec.row_groups <= size:
             return replace(spec, reduction="subgroup")
-        if self.path == "subgroup":
+        if path == "subgroup":
             raise KernelUnsupported(f"subgroup reduction over {spec.row_groups} row groups needs subgroups of at "
                                     f"least that size; {self.device.description} has "
                                     + (f"{size}" if size else "no subgroups feature"))
@@ -288,8 +263,8 @@ class LinearAttentionKernel:
             return cached
         gpu = self.device.device
         # a variant of the token loop reaches the chunked prefill through the blocks they share
-        template = (self.chunk_template or template_source(TEMPLATES[True], self.template)) if spec.chunked \
-            else self.template
+        token, chunk = self.options.template, self.options.chunk_template
+        template = (chunk or template_source(TEMPLATES[True], token)) if spec.chunked else token
         code = render(spec, template, self.device.subgroup_enable)
         module = gpu.create_shader_module(label=f"linear_attention {spec}", code=code)
         pipeline = gpu.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
@@ -518,20 +493,16 @@ class LinearAttentionKernel:
         return saved
 
 
-_KERNELS: dict[tuple, LinearAttentionKernel] = {}
+_KERNELS: dict[KernelOptions, LinearAttentionKernel] = {}
 
 
-def get_kernel(implementation: str = "wgpu", adapter: str | int | None = None, template: str | None = None,
-               path: str = "auto", max_row_groups: int | None = None, prefill: str = "token",
-               chunk_template: str | None = None, specialise: bool | None = None) -> LinearAttentionKernel:
-    """The process-wide kernel (and device) of an implementation, adapter choice, WGSL templates, path,
-    geometry bound, prefill and specialisation."""
-    key = (implementation, adapter, template, path, max_row_groups, prefill, chunk_template, specialise)
-    if key not in _KERNELS:
-        _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter), template=template, path=path,
-                                              max_row_groups=max_row_groups, prefill=prefill,
-                                              chunk_template=chunk_template, specialise=specialise)
-    return _KERNELS[key]
+def get_kernel(options: KernelOptions | None = None) -> LinearAttentionKernel:
+    """The process-wide kernel of ``options`` (default: ``KernelOptions()``), on the process-wide device
+    of its implementation and adapter; made on first use."""
+    options = options or KernelOptions()
+    if options not in _KERNELS:
+        _KERNELS[options] = LinearAttentionKernel(options)
+    return _KERNELS[options]
 
 
 @dataclass
@@ -623,14 +594,7 @@ def linear_attention(
     state_window: int = 0,
     chunk_size: int | None = None,
     aliased: bool = False,
-    implementation: str = "wgpu",
-    adapter: str | int | None = None,
-    template: str | None = None,
-    path: str = "auto",
-    max_row_groups: int | None = None,
-    prefill: str = "token",
-    chunk_template: str | None = None,
-    specialise: bool | None = None,
+    options: KernelOptions | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ONNX ``com.microsoft::LinearAttention`` operator on WebGPU, NumPy in and out.
 
@@ -643,12 +607,8 @@ def linear_attention(
         q_num_heads, kv_num_heads, update_rule, scale, state_window: the op's attributes.
         chunk_size: the schema's tuning hint; it cannot change results, and this kernel ignores it.
         aliased: bind past and present state to one read-write buffer (ignored without ``past_state``).
-        implementation: ``"wgpu"`` (wgpu-native) or ``"dawn"`` (wgpudawn).
-        adapter: an adapter by name or number (``kernels.device.select_adapter``; default: the best).
-        template, chunk_template, path, max_row_groups, prefill, specialise: how the kernel is built, as
-            for ``get_kernel``: another WGSL template for the token loop or the chunked prefill, one of
-            ``KERNEL_PATHS``, one of ``ROW_GROUP_CHOICES``, one of ``PREFILLS``, and whether pipelines are
-            specialised on the call's shape (default: the device's best choice for each).
+        options: the kernel that runs the call and its device (``KernelOptions``; default: wgpu-native on the
+            best adapter, built as the device runs best).
 
     Returns:
         ``(output, present_state)`` in the inputs' dtype, shaped as the op's outputs.
@@ -662,7 +622,7 @@ def linear_attention(
     arrays = {"query": query, "key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
     dims = validate(**arrays, q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
                     scale=scale, state_window=state_window)
-    kernel = get_kernel(implementation, adapter, template, path, max_row_groups, prefill, chunk_template, specialise)
+    kernel = get_kernel(options)
     check_supported(kernel.device, dims)
     workspace = workspaces(kernel).get(dims, aliased and dims.has_past, arrays)
     device = kernel.device

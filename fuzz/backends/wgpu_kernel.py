@@ -29,7 +29,6 @@ from kernels.device import (
     load_implementation,
 )
 from kernels.linear_attention import (
-    WIDE_ROW_GROUPS,
     BoundCall,
     LinearAttentionKernel,
     Selection,
@@ -39,6 +38,7 @@ from kernels.linear_attention import (
     linear_attention,
     workspaces,
 )
+from kernels.options import WIDE_ROW_GROUPS, KernelOptions
 from oracles.prefix import SEQUENCE_INPUTS
 from oracles.validation import ValidationError
 
@@ -141,11 +141,11 @@ class _WgslKernelBackend(Backend):
     chunk_template: str | None = None
     """Another chunked-prefill template to compile instead of the kernel's own (a variant under test)."""
     prefill: str = "token"
-    """How the kernel takes a call's tokens (``kernels.linear_attention.PREFILLS``)."""
+    """How the kernel takes a call's tokens (``kernels.options.PREFILLS``)."""
     software_path: str = "auto"
-    """The kernel path (``kernels.linear_attention.KERNEL_PATHS``) on a software adapter; ``auto`` on a GPU."""
+    """The kernel path (``kernels.options.KERNEL_PATHS``) on a software adapter; ``auto`` on a GPU."""
     software_row_groups: int | None = None
-    """The geometry's bound on row groups per column (``kernels.linear_attention.ROW_GROUP_CHOICES``) on a
+    """The geometry's bound on row groups per column (``kernels.options.ROW_GROUP_CHOICES``) on a
     software adapter; None: the kernel's default (on a GPU always: there the default is the fastest)."""
     specialise: bool | None = None
     """Pipelines specialised on each call's shape (``LinearAttentionKernel.specialise``); None: the kernel's
@@ -158,12 +158,13 @@ class _WgslKernelBackend(Backend):
             self.adapters, chosen = chosen_adapter(self.implementation, self.name)
             self.adapter = adapter if adapter is not None else chosen
             software = get_device(self.implementation, self.adapter).software
-            self.path = self.software_path if software else "auto"
-            self.row_groups = self.software_row_groups if software else None
-            self.kernel: LinearAttentionKernel = get_kernel(self.implementation, self.adapter, self.template, self.path,
-                                                            self.row_groups, prefill=self.prefill,
-                                                            chunk_template=self.chunk_template,
-                                                            specialise=self.specialise)
+            self.options = KernelOptions(
+                self.implementation, self.adapter, self.template, self.chunk_template,
+                path=self.software_path if software else "auto",
+                max_row_groups=self.software_row_groups if software else None,
+                prefill=self.prefill, specialise=self.specialise)
+            """The kernel this backend runs: the class's choices, those for a software adapter where it has one."""
+            self.kernel: LinearAttentionKernel = get_kernel(self.options)
         except DeviceUnavailable as err:
             raise Unavailable(f"{self.name}: {err}") from err
 
@@ -171,13 +172,14 @@ class _WgslKernelBackend(Backend):
         device = self.kernel.device
         dtypes = ("float32", "float16") if "shader-f16" in device.features else ("float32",)
         notes = () if "shader-f16" in device.features else ("adapter lacks shader-f16: float16 is unsupported",)
-        if self.path != "auto":
-            notes += (f"kernel path {self.path} (a software adapter: see software_path)",)
-        if self.row_groups is not None:
-            notes += (f"at most {self.row_groups} row groups per column (a software adapter: see "
+        options = self.options
+        if options.path != "auto":
+            notes += (f"kernel path {options.path} (a software adapter: see software_path)",)
+        if options.max_row_groups is not None:
+            notes += (f"at most {options.max_row_groups} row groups per column (a software adapter: see "
                       "software_row_groups)",)
-        if self.prefill != "token":
-            notes += (f"{self.prefill} prefill (kernels/chunked.wgsl) for every call",)
+        if options.prefill != "token":
+            notes += (f"{options.prefill} prefill (kernels/chunked.wgsl) for every call",)
         if self.kernel.specialise:
             notes += ("pipelines specialised on each call's sizes and layouts",)
         return Capabilities(
@@ -193,11 +195,7 @@ class _WgslKernelBackend(Backend):
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         with self._outcomes():
-            return linear_attention(
-                **case.kwargs(), aliased=case.aliased, implementation=self.implementation, adapter=self.adapter,
-                template=self.template, path=self.path, max_row_groups=self.row_groups, prefill=self.prefill,
-                chunk_template=self.chunk_template, specialise=self.specialise,
-            )
+            return linear_attention(**case.kwargs(), aliased=case.aliased, options=self.options)
 
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
         with self._outcomes():

@@ -15,11 +15,12 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from kernels import GpuDevice, KernelUnsupported
-from kernels.linear_attention import KERNEL_PATHS, ROW_GROUP_CHOICES, LinearAttentionKernel, get_kernel
+from kernels.linear_attention import LinearAttentionKernel, get_kernel
+from kernels.options import KERNEL_PATHS, ROW_GROUP_CHOICES, KernelOptions
 from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS
 
 from . import gates
@@ -83,11 +84,12 @@ class Options:
             kernel_variant(label)
 
 
-def kernel_variant(label: str) -> tuple[str, int | None, str, bool | None]:
-    """``PATH``, ``PATH@N``, either with ``:generic`` -> (kernel path, bound on row groups or None for the kernel's
-    default, prefill, specialisation: None for the kernel's default, False for ``:generic``, the pipeline of the
-    geometry class that reads the call's sizes from its uniform). ``PATH`` is one of ``KERNEL_PATHS`` (the token
-    loop) or ``chunked`` (the ``auto`` path's chunked prefill); ``ValueError`` for anything else."""
+def kernel_variant(label: str, base: KernelOptions | None = None) -> KernelOptions:
+    """``PATH``, ``PATH@N``, either with ``:generic`` -> ``base`` (default: ``KernelOptions()``) with the kernel
+    path, bound on row groups (None for the kernel's default), prefill and specialisation (None for the kernel's
+    default, False for ``:generic``, the pipeline of the geometry class that reads the call's sizes from its
+    uniform). ``PATH`` is one of ``KERNEL_PATHS`` (the token loop) or ``chunked`` (the ``auto`` path's chunked
+    prefill); ``ValueError`` for anything else."""
     variant, colon, form = label.partition(":")
     path, at, groups = variant.partition("@")
     if (path not in (*KERNEL_PATHS, CHUNKED) or (at and groups not in map(str, ROW_GROUP_CHOICES))
@@ -95,8 +97,9 @@ def kernel_variant(label: str) -> tuple[str, int | None, str, bool | None]:
         raise ValueError(f"kernel variant {label!r}: expected PATH or PATH@N, optionally followed by :{GENERIC}, "
                          f"with PATH one of {', '.join((*KERNEL_PATHS, CHUNKED))} and N one of "
                          f"{', '.join(map(str, ROW_GROUP_CHOICES))}")
-    prefill = CHUNKED if path == CHUNKED else "token"
-    return ("auto" if path == CHUNKED else path), int(groups) if groups else None, prefill, False if colon else None
+    return replace(base or KernelOptions(), path="auto" if path == CHUNKED else path,
+                   max_row_groups=int(groups) if groups else None, prefill=CHUNKED if path == CHUNKED else "token",
+                   specialise=False if colon else None)
 
 
 GENERIC = "generic"
@@ -136,9 +139,8 @@ class _Group:
         self.select: dict[Config, dict[int, SelectSeries]] = {}
 
     def _kernel(self, template: str | None, label: str) -> LinearAttentionKernel:
-        path, groups, prefill, specialise = kernel_variant(label)
-        return LinearAttentionKernel(self.device, template=template, path=path, max_row_groups=groups, prefill=prefill,
-                                     specialise=specialise)
+        base = KernelOptions(self.options.implementation, self.options.adapter, template)
+        return LinearAttentionKernel(kernel_variant(label, base), self.device)
 
     def bind(self) -> None:
         """Bind every configuration (memory-tracked) and the prefix reruns its p* needs."""
@@ -279,7 +281,7 @@ def _select_record(cost: SelectCost) -> dict[str, object]:
 
 def run_benchmark(options: Options, log: Log = print) -> dict:
     """Run every configuration of ``options``; return the results (configurations, rollback, ORT, gates)."""
-    device = get_kernel(options.implementation, options.adapter).device
+    device = get_kernel(KernelOptions(options.implementation, options.adapter)).device
     ort, ort_note = None, "disabled (--no-ort)"
     if options.ort:
         try:

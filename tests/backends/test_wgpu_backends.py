@@ -11,5 +11,5 @@ def test_kernel_path_follows_the_adapter(name: str, on_software: str, need) -> N
     slower there) and Dawn the subgroup one, so a campaign on a CPU runs both; on a GPU both take ``auto``."""
     backend = need(name)
     expected = on_software if backend.kernel.device.software else "auto"
-    assert backend.path == expected and backend.kernel.path == expected
+    assert backend.options.path == expected and backend.kernel.options.path == expected
     assert any("kernel path" in note for note in backend.capabilities().notes) == (expected != "auto")

@@ -23,7 +23,7 @@ from fuzz.campaign.unit import run_unit
 from fuzz.engine.case import Case
 from fuzz.engine.strategies import Limits
 from fuzz.findings import Kind
-from kernels.linear_attention import WIDE_ROW_GROUPS
+from kernels.options import WIDE_ROW_GROUPS
 from kernels.shader import CHUNK_SIZE, KernelSpec
 
 PROPERTY = "backends-agree"
