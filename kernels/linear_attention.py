@@ -26,11 +26,9 @@ from oracles.rollback import slot_for_accepted
 from oracles.validation import Dims, validate
 
 from .device import DeviceTensor, GpuDevice, KernelUnsupported, Readback, get_device
+from .geometry import MAX_D_K
 from .options import WIDE_ROW_GROUPS, KernelOptions
 from .shader import BINDINGS, MAX_ROW_GROUPS, TEMPLATES, CallParams, KernelSpec, render, template_source
-
-MAX_D_K = 256
-"""Largest key head size (that of the ORT WebGPU EP); it bounds each invocation's private row block."""
 
 KERNEL_DTYPES = ("float32", "float16")
 """Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
