@@ -166,6 +166,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.campaign.worker import NATIVE_LOG, probe
     from fuzz.corpus.entry import CorpusError, marks
     from fuzz.engine.properties import PROPERTIES, resolve_property
+    from fuzz.export.exporter import export_upstream
 
     shard = _campaign_shard(args.shard, seeded=args.seed is not None)
     seed = _campaign_seed(args.seed)
@@ -210,7 +211,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         strict=args.strict,
         unavailable=found.missing,
     )
-    summary = run_campaign(config, backend_info=found.described)
+    summary = run_campaign(config, backend_info=found.described, on_saved=export_upstream)
     if args.junit:
         write_junit(summary, Path(args.junit))
     github.publish(summary, os.environ)

@@ -40,12 +40,11 @@ from fuzz.campaign import coverage
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
 from fuzz.campaign.summary import Summary
-from fuzz.campaign.unit import UnitResult
+from fuzz.campaign.unit import OnSaved, UnitResult
 from fuzz.campaign.worker import NATIVE_LOG, STOP_SIGNALS, Worker, init_worker, probe, run_in_worker
 from fuzz.corpus import candidates
 from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
-from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding
 
 MAX_POOL_RESTARTS = 3
@@ -94,8 +93,10 @@ class Campaign:
     """One run of ``CampaignConfig``: collects results, writes findings and the summary."""
 
     def __init__(self, config: CampaignConfig, progress: Progress | None = None,
-                 backend_info: dict[str, Any] | None = None) -> None:
+                 backend_info: dict[str, Any] | None = None, on_saved: OnSaved | None = None) -> None:
         self.config = config
+        self.on_saved = on_saved
+        """What is done with each finding's corpus entry once written (``lafuzz campaign``: the upstream export)."""
         self.progress = progress or Progress()
         self.corpus_dir = config.out / "corpus"
         self.results_examples = 0
@@ -149,7 +150,8 @@ class Campaign:
             return
         entry = self._entry(unit, finding)
         path = write_entry(self.corpus_dir, entry)
-        export_upstream(entry, path)
+        if self.on_saved is not None:
+            self.on_saved(entry, path, None)
         self.first_seen["findings"][finding.id] = round(self.progress.elapsed, 2)
         self.findings[finding.id] = {**finding.to_json(), "corpus_path": str(path),
                                      "reproduce": f"lafuzz repro {path}", "first_unit": unit.key, "count": 1}
@@ -375,10 +377,11 @@ class Campaign:
 
 
 def run_campaign(config: CampaignConfig, progress: Progress | None = None,
-                 backend_info: dict[str, Any] | None = None) -> Summary:
+                 backend_info: dict[str, Any] | None = None, on_saved: OnSaved | None = None) -> Summary:
     """Run a campaign and return its summary (also written to ``<out>/summary.json``).
 
     ``backend_info`` is what a probe (``fuzz.campaign.worker.probe``) said about the backends; without
-    it the campaign probes them itself, once, before the workers start.
+    it the campaign probes them itself, once, before the workers start. ``on_saved`` is handed each
+    finding's corpus entry once written (``lafuzz campaign`` passes the upstream export).
     """
-    return Campaign(config, progress, backend_info).run()
+    return Campaign(config, progress, backend_info, on_saved).run()
