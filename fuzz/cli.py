@@ -135,7 +135,7 @@ def _campaign_shard(spec: Shard | str, seeded: bool) -> Shard:
 
     from fuzz.campaign.shard import Shard
 
-    if spec != AUTO_SHARD:
+    if isinstance(spec, Shard):
         return spec
     if not seeded:
         raise UsageError("--shard auto needs --seed: every shard of a campaign must use the same seed "

@@ -316,7 +316,7 @@ class LinearAttentionKernel:
         dims = validate(
             **{name: _shape_only(t) for name, t in tensors.items()},
             q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
-            scale=scale, state_window=state_window,
+            scale=scale, state_window=state_window, allow_empty_sequence=False,
         )
         check_supported(self.device, dims)
         aliased = past_state is not None and present_state is past_state
@@ -379,7 +379,11 @@ class LinearAttentionKernel:
             tensor = bound[source]
             offset, size = 0, tensor.size
             if source == "past_state" and seed_slot is not None:
-                offset, size = self.slot_range(tensor, seed_slot)
+                slot = self.slot_range(tensor, seed_slot)
+                if slot is None:
+                    raise ValueError(f"slot {seed_slot} of {tensor} starts at an unaligned offset: it cannot be bound "
+                                     "on its own")
+                offset, size = slot
             entries.append({"binding": binding, "resource": {"buffer": tensor.buffer, "offset": offset, "size": size}})
         return self.device.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
 
@@ -540,16 +544,16 @@ class WorkspaceCache:
         self.capacity = capacity
         self._entries: OrderedDict[tuple, Workspace] = OrderedDict()
 
-    def get(self, dims: Dims, aliased: bool, arrays: Mapping[str, np.ndarray | None]) -> Workspace:
-        """The workspace for this call, created (and the oldest evicted) on a miss."""
-        given = [name for name, x in arrays.items() if x is not None]
-        key = (dims, aliased, tuple((name, arrays[name].shape) for name in given))
+    def get(self, dims: Dims, aliased: bool, arrays: Mapping[str, np.ndarray]) -> Workspace:
+        """The workspace for a call of the inputs ``arrays`` (those it has), created (and the oldest evicted) on
+        a miss."""
+        key = (dims, aliased, tuple((name, x.shape) for name, x in arrays.items()))
         found = self._entries.get(key)
         if found is not None:
             self._entries.move_to_end(key)
             return found
         device = self.kernel.device
-        inputs = {name: device.tensor(arrays[name].shape, arrays[name].dtype, name) for name in given}
+        inputs = {name: device.tensor(x.shape, x.dtype, name) for name, x in arrays.items()}
         call = self.kernel.prepare(
             **inputs, q_num_heads=dims.q_heads, kv_num_heads=dims.kv_heads, update_rule=dims.update_rule,
             scale=dims.scale, state_window=dims.state_window,
@@ -619,11 +623,12 @@ def linear_attention(
     del chunk_size
     arrays = {"query": query, "key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
     dims = validate(**arrays, q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
-                    scale=scale, state_window=state_window)
+                    scale=scale, state_window=state_window, allow_empty_sequence=False)
     kernel = get_kernel(options)
     check_supported(kernel.device, dims)
-    workspace = workspaces(kernel).get(dims, aliased and dims.has_past, arrays)
+    given = {name: x for name, x in arrays.items() if x is not None}
+    workspace = workspaces(kernel).get(dims, aliased and dims.has_past, given)
     device = kernel.device
     for name, tensor in workspace.inputs.items():
-        device.upload(arrays[name], name, into=tensor)
+        device.upload(given[name], name, into=tensor)
     return workspace.run()

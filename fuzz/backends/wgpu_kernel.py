@@ -99,6 +99,8 @@ def _bound_like(call: BoundCall, like: BoundCall) -> BoundCall:
     the same call rebound (``accept`` left ``like`` rebound to a slot; ``call`` may be of another length)."""
     if like.seed is call.seed and like.seed_slot == call.seed_slot and like.present_state is call.present_state:
         return call
+    if like.seed is None:
+        raise ValueError("a chain's calls resume from a past state: the previous call has none")
     return call.with_seed(like.seed, like.seed_slot, like.present_state)
 
 
@@ -113,7 +115,8 @@ def _dispatch_and_accept(kernel: LinearAttentionKernel, call: BoundCall, accepte
                          mode: AcceptMode) -> tuple[list[np.ndarray], Selection | None]:
     """Run ``call``, download its results, then resume after ``accepted`` of its tokens (None: the
     chain ends here). Accepting 0 on an aliased binding restores the seed saved before the call."""
-    saved: DeviceTensor | None = kernel.save_seed(call.seed) if accepted == 0 and call.aliased else None
+    # the aliased binding reads its seed from present_state, which the call overwrites
+    saved = kernel.save_seed(call.present_state) if accepted == 0 and call.aliased else None
     try:
         call.dispatch()
         results = kernel.device.download_all([call.output, call.present_state])
@@ -135,7 +138,9 @@ def chosen_adapter(implementation: str, label: str) -> tuple[list[str], int | No
 class _WgslKernelBackend(Backend):
     """Runs a case through ``kernels.linear_attention`` on one WebGPU implementation."""
 
-    implementation: str
+    webgpu: str
+    """The WebGPU implementation the kernel runs on: ``"wgpu"`` (wgpu-native) or ``"dawn"`` (not ``implementation``,
+    which every backend has: what is under test and its version, the key of known issues)."""
     template: str | None = None
     """Another token-loop template to compile instead of the kernel's own (a variant under test)."""
     chunk_template: str | None = None
@@ -155,11 +160,11 @@ class _WgslKernelBackend(Backend):
         """On ``adapter`` (a name or number, ``kernels.device.select_adapter``), or by default on the
         adapter the command line chose (``fuzz.backends.device_choice``)."""
         try:
-            self.adapters, chosen = chosen_adapter(self.implementation, self.name)
+            self.adapters, chosen = chosen_adapter(self.webgpu, self.name)
             self.adapter = adapter if adapter is not None else chosen
-            software = get_device(self.implementation, self.adapter).software
+            software = get_device(self.webgpu, self.adapter).software
             self.options = KernelOptions(
-                self.implementation, self.adapter, self.template, self.chunk_template,
+                self.webgpu, self.adapter, self.template, self.chunk_template,
                 path=self.software_path if software else "auto",
                 max_row_groups=self.software_row_groups if software else None,
                 prefill=self.prefill, specialise=self.specialise)
@@ -171,7 +176,8 @@ class _WgslKernelBackend(Backend):
     def capabilities(self) -> Capabilities:
         device = self.kernel.device
         dtypes = ("float32", "float16") if "shader-f16" in device.features else ("float32",)
-        notes = () if "shader-f16" in device.features else ("adapter lacks shader-f16: float16 is unsupported",)
+        notes: tuple[str, ...] = () if "shader-f16" in device.features else (
+            "adapter lacks shader-f16: float16 is unsupported",)
         options = self.options
         if options.path != "auto":
             notes += (f"kernel path {options.path} (a software adapter: see software_path)",)
@@ -220,7 +226,7 @@ class WgpuNativeBackend(_WgslKernelBackend):
     """The WGSL kernel on wgpu-native (``import wgpu``; naga compiles the shader)."""
 
     name = "wgpu"
-    implementation = "wgpu"
+    webgpu = "wgpu"
     software_path = "workgroup"
     """On lavapipe Dawn takes the subgroup reduction wherever it fits (row groups up to the subgroup size
     of 8), so wgpu-native keeps the workgroup one: a campaign on a CPU runs both reductions at the small
@@ -231,7 +237,7 @@ class WgpuDawnBackend(_WgslKernelBackend):
     """The WGSL kernel on Dawn (``import wgpudawn``; Tint compiles the shader, as in ORT and browsers)."""
 
     name = "wgpu-dawn"
-    implementation = "dawn"
+    webgpu = "dawn"
 
 
 class WgpuChunkedBackend(WgpuNativeBackend):

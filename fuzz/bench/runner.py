@@ -11,6 +11,7 @@ timed with the same wall clocks. The result is one JSON-ready dict.
 
 from __future__ import annotations
 
+import functools
 import platform
 import sys
 import time
@@ -34,7 +35,7 @@ from .kernel_timing import (
     verify_sampler,
     wall_clock_timings,
 )
-from .memory import bind_tracked, memory_record
+from .memory import Snapshot, bind_tracked, memory_record
 from .ort_side import OrtSide, OrtUnavailable
 from .protocol import FULL, Protocol, Sampler, protocol_dict
 from .rollback import Acceptance, break_even, expected_saving, represented_rejections
@@ -135,7 +136,7 @@ class _Group:
         if options.template is not None:
             self.kernels[TEMPLATE_PATH] = self._kernel(options.template.read_text(), options.template_path)
         self.work: dict[Config, Workload] = {}
-        self.bound: dict[Config, object] = {}
+        self.bound: dict[Config, Snapshot] = {}
         self.select: dict[Config, dict[int, SelectSeries]] = {}
 
     def _kernel(self, template: str | None, label: str) -> LinearAttentionKernel:
@@ -147,8 +148,8 @@ class _Group:
         for path in self.kernels:
             for seq_len in self.options.seq_lens:
                 for window in sorted(self.options.windows):
-                    work, bound = bind_tracked(self.kernels[path].device, lambda p=path, t=seq_len, w=window:
-                                               self._workload(p, t, w))
+                    work, bound = bind_tracked(self.kernels[path].device,
+                                               functools.partial(self._workload, path, seq_len, window))
                     self.work[path, seq_len, window], self.bound[path, seq_len, window] = work, bound
             for seq_len in self.options.seq_lens:
                 for window in self.options.windows:
@@ -211,7 +212,8 @@ class _Group:
             for seq_len in self.options.seq_lens:
                 config_text = _label(self.dtype, self.shape, path, seq_len)
                 verify = timings.round_medians([("verify", path, seq_len, w) for w in self.options.windows])
-                found += gates.overhead_gates(config_text, {name[3]: m for name, m in verify.items()})
+                found += gates.overhead_gates(config_text, {w: verify["verify", path, seq_len, w]
+                                                            for w in self.options.windows})
                 p_star = {w: self._p_star_inputs(timings, (path, seq_len, w)) for w in self.options.windows
                           if (path, seq_len, w) in self.select}
                 found += gates.p_star_gates(config_text, seq_len, p_star)
@@ -222,7 +224,7 @@ class _Group:
     def _p_star_inputs(self, timings: RoundTimings, config: Config) -> tuple[dict, Callable]:
         """The round medians p* of ``config`` depends on, and p* as a statistic of them."""
         path, seq_len, _ = config
-        names = {("verify", *config), ("verify", path, seq_len, 0)}
+        names: set[Hashable] = {("verify", *config), ("verify", path, seq_len, 0)}
         for a, select in self.select[config].items():
             names |= {("verify", path, a, 0), select.baseline, select.copy}
             if select.rebind is not None:

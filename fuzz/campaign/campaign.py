@@ -361,7 +361,7 @@ class Campaign:
             window_calls=dict(self.window_calls),
             backend_seconds={name: round(seconds, 1) for name, seconds in self.backend_seconds.items()},
             peak_rss_mib=round(self.progress.peak_rss_mib, 1),
-            rss_samples=self.progress.rss_samples,
+            rss_samples=[list(sample) for sample in self.progress.rss_samples],
             coverage=coverage.table(self.coverage),
             ratio_histogram={p: dict(c) for p, c in self.ratios.items()},
             error_ratios={part: [round(r, 6) for r in ratios] for part, ratios in sorted(self.parts.items())},

@@ -185,7 +185,8 @@ def hypothesis_test(unit: WorkUnit, limits: Limits, settings: Settings, body: Ca
         body(case)
 
     test_case.__name__ = test_case.__qualname__ = f"test_{unit.property.replace('-', '_')}"
-    test_case._hypothesis_internal_add_digest = f"{unit.key}:{selection}".encode()
+    # Hypothesis keys a test's example database by its digest; this hook of Hypothesis's gives each unit its own
+    test_case.__dict__["_hypothesis_internal_add_digest"] = f"{unit.key}:{selection}".encode()
     test = given(resolve_property(unit.property).strategy(limits))(test_case)
     if not settings.derandomize:
         test = seed(unit.seed)(test)

@@ -151,7 +151,7 @@ def write_entry(root: Path, entry: Entry) -> Path:
     arrays = _all_arrays(entry)
     inline = _inline(arrays)
     if inline is None:
-        np.savez_compressed(staging / NPZ, **arrays)
+        np.savez_compressed(staging / NPZ, allow_pickle=False, **arrays)
     document = entry.to_json(inline if inline is not None else NPZ)
     (staging / DOCUMENT_KEY).write_text(json.dumps(document, indent=2, sort_keys=True, default=_plain) + "\n")
     shutil.rmtree(final, ignore_errors=True)
@@ -422,7 +422,8 @@ def to_bytes(entry: Entry) -> bytes:
     """The entry as one archive (its document and every array): how shards share findings."""
     document = json.dumps(entry.to_json("arrays.npz"), sort_keys=True, default=_plain).encode()
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **{DOCUMENT_KEY: np.frombuffer(document, dtype=np.uint8)}, **_all_arrays(entry))
+    np.savez_compressed(buffer, allow_pickle=False, **{DOCUMENT_KEY: np.frombuffer(document, dtype=np.uint8)},
+                        **_all_arrays(entry))
     return buffer.getvalue()
 
 
