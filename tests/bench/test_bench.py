@@ -217,6 +217,7 @@ def test_chunked_is_a_variant_of_the_kernel_beside_its_paths() -> None:
         kernel_variant("token")
 
 
+@pytest.mark.slow
 def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
     """A tiny run through the kernel and ORT: every configuration present, memory gates pass, outputs written."""
     status = main(["--quick", "--out", str(tmp_path), "--shapes", "1,2,8,8", "--seq-lens", "1,4", "--warmups", "1",

@@ -126,6 +126,7 @@ def test_another_version_on_the_command_line_is_a_regression(capsys):
 STRICT = "ort-webgpu-shared-beta: known in 0.4.0; --strict: reported as new"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("ep", "strict", "note"),
     [("SharedBetaAt050", False, NEXT), ("SharedBetaAt040", True, STRICT)],

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fuzz.cli import main
 from fuzz.usage import EXIT_USAGE
 
@@ -34,6 +36,7 @@ def test_an_entry_one_call_cannot_show_is_one_line(tmp_path, capsys):
     assert "ran this case as W = 0 prefix runs" in err
 
 
+@pytest.mark.slow
 def test_a_campaign_exports_each_onnx_runtime_finding_beside_its_entry(tmp_path, capsys):
     """``lafuzz campaign`` hands every entry it writes to the upstream export (the campaign itself knows export
     only as that callback): an EP finding gets its ``upstream/`` folder."""

@@ -33,6 +33,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
     return get
 
 
+@pytest.mark.slow
 def test_shared_beta_repro_fails_with_the_worst_element(exported, need):
     need("ort-webgpu")
     run = run_repro(exported(SHARED_BETA))
@@ -43,6 +44,7 @@ def test_shared_beta_repro_fails_with_the_worst_element(exported, need):
     assert "DEFECT: WebGpuExecutionProvider returned wrong values" in run.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CRASHES))
 def test_crash_repro_reports_the_signal(exported, need, name):
     need("ort-webgpu")
@@ -53,6 +55,7 @@ def test_crash_repro_reports_the_signal(exported, need, name):
     assert f"DEFECT: session.run died with {CRASHES[name]}" in run.output, run.output
 
 
+@pytest.mark.slow
 def test_cpu_ep_passes_the_shared_beta_case(exported, need):
     need("ort-cpu")
     run = run_repro(exported(SHARED_BETA), "--ep", "CPUExecutionProvider")
@@ -60,6 +63,7 @@ def test_cpu_ep_passes_the_shared_beta_case(exported, need):
     assert "fixed: CPUExecutionProvider agrees with the reference within the tolerance" in run.output
 
 
+@pytest.mark.slow
 def test_cpu_ep_passes_the_empty_sequence_through(exported, need):
     need("ort-cpu")
     run = run_repro(exported("error-parity/ort-webgpu-empty-sequence"), "--ep", "CPUExecutionProvider")
@@ -67,6 +71,7 @@ def test_cpu_ep_passes_the_empty_sequence_through(exported, need):
     assert "fixed: CPUExecutionProvider returned an empty output and passed the past state through" in run.output
 
 
+@pytest.mark.slow
 def test_cpu_ep_rejects_the_unvalidated_shape(exported, need):
     need("ort-cpu")
     run = run_repro(exported("error-parity/ort-webgpu-unvalidated-shapes"), "--ep", "CPUExecutionProvider")
@@ -74,12 +79,14 @@ def test_cpu_ep_rejects_the_unvalidated_shape(exported, need):
     assert "fixed: session.run refused the case: " in run.output and "decay must be rank 3" in run.output
 
 
+@pytest.mark.slow
 def test_an_ep_this_onnxruntime_lacks_cannot_be_checked(exported):
     run = run_repro(exported(SHARED_BETA), "--ep", "NoSuchExecutionProvider")
     assert run.status == 2, run.output
     assert "cannot check here: NoSuchExecutionProvider is not in this onnxruntime" in run.output
 
 
+@pytest.mark.slow
 def test_a_model_this_onnxruntime_cannot_load_is_never_fixed(exported, need, tmp_path: Path):
     """An older schema refuses the node at load time (as onnxruntime-webgpu 1.27.0 refuses ``state_window``):
     that says nothing about the defect, so the verdict is "cannot check" (exit 2), not "fixed" (exit 0)."""

@@ -61,6 +61,7 @@ def seq_lens_for(index: int, window: int) -> tuple[int, ...]:
     return tuple(sorted({*edges, *(t for t in (window - 1, window) if t >= 1)}))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(HEADS)))
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
@@ -113,6 +114,7 @@ def test_chunked_prefill_sweep(implementation: str, dtype: type, index: int) -> 
                 assert_bitwise(got[1], chunked[1], f"poisoned present_state (aliased={alias}), {where}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_chunked_prefill_gives_the_same_bits_on_every_kernel_path(implementation: str) -> None:
     """Scalar or vector columns, workgroup or subgroup reduction: the chunked prefill has one order of every
@@ -158,6 +160,7 @@ def test_prefill_choice_and_pipeline_cache(implementation: str) -> None:
         KernelOptions(implementation, prefill="sometimes")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", ["gated", "gated_delta"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_a_strongly_decayed_seed_is_not_lost(implementation: str, rule: str) -> None:

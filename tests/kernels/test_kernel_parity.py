@@ -146,6 +146,7 @@ def test_geometry_covers_every_row_and_column(d_v: int) -> None:
     assert len(classes) <= 8, sorted(classes, key=str)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", REDUCTIONS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("window", range(9))
@@ -214,6 +215,7 @@ PATH_SIZES = [(1, 4), (3, 8), (8, 5), (9, 12), (17, 16), (128, 128)]
 """(d_k, d_v): one to sixteen row groups, vector (d_v % 4 == 0) and scalar columns, one and two tiles."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_every_kernel_path_gives_the_same_bits(implementation: str, dtype: type) -> None:
@@ -254,6 +256,7 @@ SPECIALISED_CASES = [
 """Standard and inverse GQA, n_k < H_kv, both decay and beta layouts, both prefills and state bindings."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_pipelines_specialised_on_the_shape_agree_with_the_generic_ones(implementation: str, dtype: type) -> None:
@@ -278,6 +281,7 @@ def test_pipelines_specialised_on_the_shape_agree_with_the_generic_ones(implemen
             assert_bitwise(results[True][1], results[False][1], f"present_state, {where}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("row_groups", ROW_GROUP_CHOICES)
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_every_row_group_bound_agrees_with_the_oracle(implementation: str, row_groups: int) -> None:

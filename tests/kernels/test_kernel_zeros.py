@@ -83,6 +83,7 @@ class Calls:
             tensor.release()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prefill", ["token", "chunked"])
 @pytest.mark.parametrize("aliased", [False, True], ids=["separate", "aliased"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)

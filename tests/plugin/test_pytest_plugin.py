@@ -66,6 +66,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     return pytester
 
 
+@pytest.mark.slow
 def test_the_plan_passes_on_correct_backends(project: pytest.Pytester) -> None:
     """Every property is a test, on the oracle and ORT's CPU EP together, under the project's profile."""
     junit = project.path / "junit.xml"
@@ -89,6 +90,7 @@ def test_the_plan_passes_on_correct_backends(project: pytest.Pytester) -> None:
     assert examples and max(examples) <= 8, examples  # the project's profile, not lafuzz's ci (25 examples)
 
 
+@pytest.mark.slow
 def test_a_broken_backend_fails_with_the_mismatch_report_and_a_working_repro_command(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess(
         *PLUGIN,
@@ -118,6 +120,7 @@ def test_a_broken_backend_fails_with_the_mismatch_report_and_a_working_repro_com
     assert repro.returncode == 1 and "regression" in repro.stdout, repro.stdout + repro.stderr
 
 
+@pytest.mark.slow
 def test_without_its_options_the_plugin_collects_nothing_of_its_own(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess(*PLUGIN, "--collect-only", "-q")
     assert result.ret == 0
@@ -142,6 +145,7 @@ def test_a_bad_option_is_a_usage_error(project: pytest.Pytester, options: list[s
     result.stderr.fnmatch_lines([f"*{message}*"])
 
 
+@pytest.mark.slow
 def test_an_unavailable_backend_skips_with_the_reason(project: pytest.Pytester) -> None:
     project.makepyfile(
         absent="""
