@@ -56,27 +56,18 @@ def test_crash_repro_reports_the_signal(exported, need, name):
 
 
 @pytest.mark.slow
-def test_cpu_ep_passes_the_shared_beta_case(exported, need):
+@pytest.mark.parametrize(("entry", "said"), [
+    (SHARED_BETA, ("fixed: CPUExecutionProvider agrees with the reference within the tolerance",)),
+    ("error-parity/ort-webgpu-empty-sequence",
+     ("fixed: CPUExecutionProvider returned an empty output and passed the past state through",)),
+    ("error-parity/ort-webgpu-unvalidated-shapes", ("fixed: session.run refused the case: ", "decay must be rank 3")),
+], ids=["shared-beta", "empty-sequence", "unvalidated-shape"])
+def test_the_cpu_ep_is_fixed_for_the_webgpu_eps_defects(entry: str, said: tuple[str, ...], exported, need):
+    """Each case the WebGPU EP gets wrong, the CPU EP gets right: its repro says ``fixed`` (exit 0), and why."""
     need("ort-cpu")
-    run = run_repro(exported(SHARED_BETA), "--ep", "CPUExecutionProvider")
+    run = run_repro(exported(entry), "--ep", "CPUExecutionProvider")
     assert run.status == 0, run.output
-    assert "fixed: CPUExecutionProvider agrees with the reference within the tolerance" in run.output
-
-
-@pytest.mark.slow
-def test_cpu_ep_passes_the_empty_sequence_through(exported, need):
-    need("ort-cpu")
-    run = run_repro(exported("error-parity/ort-webgpu-empty-sequence"), "--ep", "CPUExecutionProvider")
-    assert run.status == 0, run.output
-    assert "fixed: CPUExecutionProvider returned an empty output and passed the past state through" in run.output
-
-
-@pytest.mark.slow
-def test_cpu_ep_rejects_the_unvalidated_shape(exported, need):
-    need("ort-cpu")
-    run = run_repro(exported("error-parity/ort-webgpu-unvalidated-shapes"), "--ep", "CPUExecutionProvider")
-    assert run.status == 0, run.output
-    assert "fixed: session.run refused the case: " in run.output and "decay must be rank 3" in run.output
+    assert all(line in run.output for line in said), run.output
 
 
 @pytest.mark.slow
