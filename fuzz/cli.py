@@ -134,7 +134,7 @@ def _campaign_shard(spec: Shard | str, seeded: bool) -> Shard:
 
     from fuzz.campaign.shard import Shard
 
-    if spec != AUTO_SHARD:
+    if isinstance(spec, Shard):
         return spec
     if not seeded:
         raise UsageError("--shard auto needs --seed: every shard of a campaign must use the same seed "
@@ -166,6 +166,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.campaign.worker import NATIVE_LOG, probe
     from fuzz.corpus.entry import CorpusError, marks
     from fuzz.engine.properties import PROPERTIES, resolve_property
+    from fuzz.export.exporter import export_upstream
 
     shard = _campaign_shard(args.shard, seeded=args.seed is not None)
     seed = _campaign_seed(args.seed)
@@ -210,7 +211,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         strict=args.strict,
         unavailable=found.missing,
     )
-    campaign = Campaign(config, backend_info=found.described)
+    campaign = Campaign(config, backend_info=found.described, on_saved=export_upstream)
     summary = campaign.run()
     if args.junit:
         campaign.saving("the JUnit report", Path(args.junit), lambda: write_junit(summary, Path(args.junit)))

@@ -1,14 +1,16 @@
 """The suite's own WGSL LinearAttention kernel with state_window, on wgpu-native and on Dawn.
 
 ``kernels.linear_attention.linear_attention`` is the ONNX op with NumPy in and out (the oracle's
-signature plus ``aliased``/``implementation``/``adapter``); ``get_kernel(...).prepare`` binds device
-tensors for repeated dispatch, and ``LinearAttentionKernel.accept`` does select-a-slot-and-resume
-on the GPU (rebinding the slot as the next seed where it can, copying it otherwise; ``Selection``
-says which). The function is not re-exported here: its name would shadow the module.
+signature plus ``aliased`` and ``options``: a ``KernelOptions``, which kernel runs it on which device);
+``get_kernel(options).prepare`` binds device tensors for repeated dispatch, and
+``LinearAttentionKernel.accept`` does select-a-slot-and-resume on the GPU (rebinding the slot as the next
+seed where it can, copying it otherwise; ``Selection`` says which). The function is not re-exported here:
+its name would shadow the module.
 """
 
 from .device import DeviceTensor, DeviceUnavailable, FeatureMissing, GpuDevice, KernelUnsupported, get_device
 from .linear_attention import BoundCall, LinearAttentionKernel, Selection, get_kernel
+from .options import KernelOptions
 from .timing import kernel_times_ns
 
 __all__ = [
@@ -17,6 +19,7 @@ __all__ = [
     "DeviceUnavailable",
     "FeatureMissing",
     "GpuDevice",
+    "KernelOptions",
     "KernelUnsupported",
     "LinearAttentionKernel",
     "Selection",

@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 IMPLEMENTATIONS = {"wgpu": "wgpu", "dawn": "wgpudawn"}
 """Implementation name -> the Python package that provides the wgpu-py API on it."""
@@ -105,8 +106,8 @@ def select_adapter(module: ModuleType, choice: str | int | None = None):
     for adapter in everything:
         if choice.lower() in _describe(adapter).lower():
             return adapter
-    found = "; ".join(_describe(a) for a in everything) or "none"
-    raise DeviceUnavailable(f"{module.__name__}: no adapter matches {choice!r}; available: {found}")
+    available = "; ".join(_describe(a) for a in everything) or "none"
+    raise DeviceUnavailable(f"{module.__name__}: no adapter matches {choice!r}; available: {available}")
 
 
 @dataclass
@@ -133,7 +134,7 @@ class DeviceTensor:
     Code that writes a tensor's buffer any other way must reset it to 0.
     """
 
-    def __init__(self, device: GpuDevice, shape: tuple[int, ...], dtype: np.dtype, label: str,
+    def __init__(self, device: GpuDevice, shape: tuple[int, ...], dtype: npt.DTypeLike, label: str,
                  extra_usage: int = 0) -> None:
         self.device = device
         self.shape = tuple(int(n) for n in shape)
@@ -246,7 +247,7 @@ class GpuDevice:
             self.memory.live_bytes -= buffer.size
             self.memory.live_buffers -= 1
 
-    def tensor(self, shape: tuple[int, ...], dtype: np.dtype, label: str, extra_usage: int = 0) -> DeviceTensor:
+    def tensor(self, shape: tuple[int, ...], dtype: npt.DTypeLike, label: str, extra_usage: int = 0) -> DeviceTensor:
         """An uninitialised device tensor."""
         return DeviceTensor(self, shape, dtype, label, extra_usage)
 

@@ -26,32 +26,9 @@ from oracles.rollback import slot_for_accepted
 from oracles.validation import Dims, validate
 
 from .device import DeviceTensor, GpuDevice, KernelUnsupported, Readback, get_device
+from .geometry import MAX_D_K
+from .options import WIDE_ROW_GROUPS, KernelOptions
 from .shader import BINDINGS, MAX_ROW_GROUPS, TEMPLATES, CallParams, KernelSpec, render, template_source
-
-MAX_D_K = 256
-"""Largest key head size (that of the ORT WebGPU EP); it bounds each invocation's private row block."""
-
-KERNEL_PATHS = ("auto", "subgroup", "workgroup", "scalar")
-"""How a kernel compiles its pipelines. ``auto``: vector columns where d_v % 4 == 0, and the subgroup
-reduction where the device has subgroups of at least the call's row groups, else the workgroup one;
-``subgroup``: the same but the subgroup reduction required (``KernelUnsupported`` where it is not
-possible); ``workgroup``: vector columns, always the workgroup reduction (the fallback);
-``scalar``: one column per invocation and the workgroup reduction (the kernel before vectorisation)."""
-
-ROW_GROUP_CHOICES = (2, 4, 8, 16, 32)
-"""Bounds on the invocations per column a kernel may be built with: fewer give each invocation more rows
-and a warp more adjacent columns, more give more invocations (the default: ``_row_group_bound``)."""
-
-WIDE_ROW_GROUPS = 32
-"""The row-group bound on devices whose subgroups hold that many row groups (a GPU's, not lavapipe's 8):
-fewer rows per invocation, so more of the reduction runs in parallel, which made decode faster on a GPU
-(docs/benchmark.md#kernel-history)."""
-
-PREFILLS = ("token", "chunked")
-"""How a kernel takes a call's tokens: ``token``, the token loop (``kernels/linear_attention.wgsl``, the
-default), or ``chunked``, the chunked prefill (``kernels/chunked.wgsl``). The chunked prefill agrees with
-the token loop but was slower on a GPU at every length measured (docs/benchmark.md#kernel-history), so no
-call takes it unless asked; campaigns fuzz both (``fuzz.campaign.swarm``)."""
 
 KERNEL_DTYPES = ("float32", "float16")
 """Storage types with a kernel; float16 needs the ``shader-f16`` feature."""
@@ -68,8 +45,8 @@ def scratch_bytes(state_window: int, seq_len: int) -> int:
     return PARAMS_BYTES * (2 if state_window > seq_len else 1)
 
 
-def _stand_in(tensor: DeviceTensor | None) -> np.ndarray | None:
-    """A zero-byte array with a device tensor's shape and dtype, for shape validation."""
+def _shape_only(tensor: DeviceTensor | None) -> np.ndarray | None:
+    """A zero-byte array with a device tensor's shape and dtype: all that validation reads of it."""
     if tensor is None:
         return None
     return np.broadcast_to(np.zeros((), dtype=tensor.dtype), tensor.shape)
@@ -216,30 +193,25 @@ class Selection:
 class LinearAttentionKernel:
     """Compiled LinearAttention pipelines on one device, and the device-side operations around them."""
 
-    def __init__(self, device: GpuDevice, max_pipelines: int = 1024, template: str | None = None,
-                 path: str = "auto", max_row_groups: int | None = None, prefill: str = "token",
-                 chunk_template: str | None = None, specialise: bool | None = None) -> None:
+    def __init__(self, options: KernelOptions | None = None, device: GpuDevice | None = None,
+                 max_pipelines: int = 1024) -> None:
+        """The kernel ``options`` describe (default: ``KernelOptions()``), on ``device`` (default: the process-wide
+        device of ``options.implementation`` and ``options.adapter``; one of that implementation if given)."""
+        options = options or KernelOptions()
+        if device is None:
+            device = get_device(options.implementation, options.adapter)
+        elif device.implementation != options.implementation:
+            raise ValueError(f"a {device.implementation} device for a kernel of {options.implementation}")
+        self.options = options
+        """What this kernel was built from: its path, prefill and templates as given."""
+        self.device = device
+        self.max_row_groups = options.max_row_groups or self._row_group_bound(device, options.path)
+        """The most invocations sharing one column of the state (``KernelSpec.for_sizes``): ``options``' bound,
+        or the device's best."""
         # a campaign's units draw head sizes 1-256 in both dtypes: with 64 pipelines the cache thrashed
         # (docs/campaign.md#history)
-        if path not in KERNEL_PATHS:
-            raise ValueError(f"kernel path {path!r}: expected one of {', '.join(KERNEL_PATHS)}")
-        if max_row_groups not in (None, *ROW_GROUP_CHOICES):
-            raise ValueError(f"max_row_groups {max_row_groups}: expected one of {ROW_GROUP_CHOICES} or None")
-        if prefill not in PREFILLS:
-            raise ValueError(f"prefill {prefill!r}: expected one of {', '.join(PREFILLS)}")
-        self.device = device
-        self.max_row_groups = max_row_groups or self._row_group_bound(device, path)
-        """The most invocations sharing one column of the state (``KernelSpec.for_sizes``)."""
-        self.path = path
-        """One of ``KERNEL_PATHS``: which reduction and column width ``spec_for`` picks."""
         self.max_pipelines = max_pipelines
-        self.prefill = prefill
-        """One of ``PREFILLS``: which calls ``spec_for`` gives the chunked prefill."""
-        self.template = template
-        """The token-loop template compiled (None: ``kernels/linear_attention.wgsl``)."""
-        self.chunk_template = chunk_template
-        """The chunked-prefill template compiled (None: ``kernels/chunked.wgsl``)."""
-        self.specialise = not device.software if specialise is None else specialise
+        self.specialise = not device.software if options.specialise is None else options.specialise
         """Compile a pipeline per call shape (``KernelSpec.specialised``) rather than per geometry class; by
         default on GPUs, where that is cheap, and not on software adapters, where a compilation takes seconds."""
         self._pipelines: OrderedDict[KernelSpec, Any] = OrderedDict()
@@ -266,15 +238,16 @@ class LinearAttentionKernel:
         return spec.specialised(CallParams.for_call(dims, aliased=False, seed_offset=0)) if self.specialise else spec
 
     def _geometry(self, dims: Dims) -> KernelSpec:
-        spec = replace(KernelSpec.for_dims(dims, self.max_row_groups), chunked=self.prefill == "chunked")
-        if self.path == "scalar":
+        path = self.options.path
+        spec = replace(KernelSpec.for_dims(dims, self.max_row_groups), chunked=self.options.prefill == "chunked")
+        if path == "scalar":
             return replace(spec, lanes=1)
-        if self.path == "workgroup":
+        if path == "workgroup":
             return spec
         size = self.device.subgroup_size
         if size is not None and spec.row_groups <= size:
             return replace(spec, reduction="subgroup")
-        if self.path == "subgroup":
+        if path == "subgroup":
             raise KernelUnsupported(f"subgroup reduction over {spec.row_groups} row groups needs subgroups of at "
                                     f"least that size; {self.device.description} has "
                                     + (f"{size}" if size else "no subgroups feature"))
@@ -288,8 +261,8 @@ class LinearAttentionKernel:
             return cached
         gpu = self.device.device
         # a variant of the token loop reaches the chunked prefill through the blocks they share
-        template = (self.chunk_template or template_source(TEMPLATES[True], self.template)) if spec.chunked \
-            else self.template
+        token, chunk = self.options.template, self.options.chunk_template
+        template = (chunk or template_source(TEMPLATES[True], token)) if spec.chunked else token
         code = render(spec, template, self.device.subgroup_enable)
         module = gpu.create_shader_module(label=f"linear_attention {spec}", code=code)
         pipeline = gpu.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
@@ -341,9 +314,9 @@ class LinearAttentionKernel:
         tensors = {"query": query, "key": key, "value": value, "past_state": past_state,
                    "decay": decay, "beta": beta}
         dims = validate(
-            **{name: _stand_in(t) for name, t in tensors.items()},
+            **{name: _shape_only(t) for name, t in tensors.items()},
             q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
-            scale=scale, state_window=state_window,
+            scale=scale, state_window=state_window, allow_empty_sequence=False,
         )
         check_supported(self.device, dims)
         aliased = past_state is not None and present_state is past_state
@@ -396,8 +369,9 @@ class LinearAttentionKernel:
                    bound: Mapping[str, DeviceTensor], seed_slot: int | None) -> Any:
         """The bind group of a call; ``seed_slot`` set: ``past_state`` is bound as that slot alone.
 
-        An optional input the call does not read is bound to a stand-in (``uniform.source``): every
-        binding of the one layout must hold a buffer, and a read-only use of an input is always allowed.
+        An optional input the call does not read is bound to a stand-in (``kernels.shader.STAND_IN``, by
+        ``uniform.source``): every binding of the one layout must hold a buffer, and a read-only use of an input
+        is always allowed.
         """
         entries = [{"binding": 0, "resource": {"buffer": params.buffer, "offset": 0, "size": params.size}}]
         for binding, name in enumerate(BINDINGS, start=1):
@@ -405,7 +379,11 @@ class LinearAttentionKernel:
             tensor = bound[source]
             offset, size = 0, tensor.size
             if source == "past_state" and seed_slot is not None:
-                offset, size = self.slot_range(tensor, seed_slot)
+                slot = self.slot_range(tensor, seed_slot)
+                if slot is None:
+                    raise ValueError(f"slot {seed_slot} of {tensor} starts at an unaligned offset: it cannot be bound "
+                                     "on its own")
+                offset, size = slot
             entries.append({"binding": binding, "resource": {"buffer": tensor.buffer, "offset": offset, "size": size}})
         return self.device.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
 
@@ -517,20 +495,16 @@ class LinearAttentionKernel:
         return saved
 
 
-_KERNELS: dict[tuple, LinearAttentionKernel] = {}
+_KERNELS: dict[KernelOptions, LinearAttentionKernel] = {}
 
 
-def get_kernel(implementation: str = "wgpu", adapter: str | int | None = None, template: str | None = None,
-               path: str = "auto", max_row_groups: int | None = None, prefill: str = "token",
-               chunk_template: str | None = None, specialise: bool | None = None) -> LinearAttentionKernel:
-    """The process-wide kernel (and device) of an implementation, adapter choice, WGSL templates, path,
-    geometry bound, prefill and specialisation."""
-    key = (implementation, adapter, template, path, max_row_groups, prefill, chunk_template, specialise)
-    if key not in _KERNELS:
-        _KERNELS[key] = LinearAttentionKernel(get_device(implementation, adapter), template=template, path=path,
-                                              max_row_groups=max_row_groups, prefill=prefill,
-                                              chunk_template=chunk_template, specialise=specialise)
-    return _KERNELS[key]
+def get_kernel(options: KernelOptions | None = None) -> LinearAttentionKernel:
+    """The process-wide kernel of ``options`` (default: ``KernelOptions()``), on the process-wide device
+    of its implementation and adapter; made on first use."""
+    options = options or KernelOptions()
+    if options not in _KERNELS:
+        _KERNELS[options] = LinearAttentionKernel(options)
+    return _KERNELS[options]
 
 
 @dataclass
@@ -570,16 +544,16 @@ class WorkspaceCache:
         self.capacity = capacity
         self._entries: OrderedDict[tuple, Workspace] = OrderedDict()
 
-    def get(self, dims: Dims, aliased: bool, arrays: Mapping[str, np.ndarray | None]) -> Workspace:
-        """The workspace for this call, created (and the oldest evicted) on a miss."""
-        given = [name for name, x in arrays.items() if x is not None]
-        key = (dims, aliased, tuple((name, arrays[name].shape) for name in given))
+    def get(self, dims: Dims, aliased: bool, arrays: Mapping[str, np.ndarray]) -> Workspace:
+        """The workspace for a call of the inputs ``arrays`` (those it has), created (and the oldest evicted) on
+        a miss."""
+        key = (dims, aliased, tuple((name, x.shape) for name, x in arrays.items()))
         found = self._entries.get(key)
         if found is not None:
             self._entries.move_to_end(key)
             return found
         device = self.kernel.device
-        inputs = {name: device.tensor(arrays[name].shape, arrays[name].dtype, name) for name in given}
+        inputs = {name: device.tensor(x.shape, x.dtype, name) for name, x in arrays.items()}
         call = self.kernel.prepare(
             **inputs, q_num_heads=dims.q_heads, kv_num_heads=dims.kv_heads, update_rule=dims.update_rule,
             scale=dims.scale, state_window=dims.state_window,
@@ -622,14 +596,7 @@ def linear_attention(
     state_window: int = 0,
     chunk_size: int | None = None,
     aliased: bool = False,
-    implementation: str = "wgpu",
-    adapter: str | int | None = None,
-    template: str | None = None,
-    path: str = "auto",
-    max_row_groups: int | None = None,
-    prefill: str = "token",
-    chunk_template: str | None = None,
-    specialise: bool | None = None,
+    options: KernelOptions | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ONNX ``com.microsoft::LinearAttention`` operator on WebGPU, NumPy in and out.
 
@@ -642,12 +609,8 @@ def linear_attention(
         q_num_heads, kv_num_heads, update_rule, scale, state_window: the op's attributes.
         chunk_size: the schema's tuning hint; it cannot change results, and this kernel ignores it.
         aliased: bind past and present state to one read-write buffer (ignored without ``past_state``).
-        implementation: ``"wgpu"`` (wgpu-native) or ``"dawn"`` (wgpudawn).
-        adapter: an adapter by name or number (``kernels.device.select_adapter``; default: the best).
-        template, chunk_template, path, max_row_groups, prefill, specialise: how the kernel is built, as
-            for ``get_kernel``: another WGSL template for the token loop or the chunked prefill, one of
-            ``KERNEL_PATHS``, one of ``ROW_GROUP_CHOICES``, one of ``PREFILLS``, and whether pipelines are
-            specialised on the call's shape (default: the device's best choice for each).
+        options: the kernel that runs the call and its device (``KernelOptions``; default: wgpu-native on the
+            best adapter, built as the device runs best).
 
     Returns:
         ``(output, present_state)`` in the inputs' dtype, shaped as the op's outputs.
@@ -660,11 +623,12 @@ def linear_attention(
     del chunk_size
     arrays = {"query": query, "key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
     dims = validate(**arrays, q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
-                    scale=scale, state_window=state_window)
-    kernel = get_kernel(implementation, adapter, template, path, max_row_groups, prefill, chunk_template, specialise)
+                    scale=scale, state_window=state_window, allow_empty_sequence=False)
+    kernel = get_kernel(options)
     check_supported(kernel.device, dims)
-    workspace = workspaces(kernel).get(dims, aliased and dims.has_past, arrays)
+    given = {name: x for name, x in arrays.items() if x is not None}
+    workspace = workspaces(kernel).get(dims, aliased and dims.has_past, given)
     device = kernel.device
     for name, tensor in workspace.inputs.items():
-        device.upload(arrays[name], name, into=tensor)
+        device.upload(given[name], name, into=tensor)
     return workspace.run()

@@ -9,7 +9,7 @@ through it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -22,7 +22,7 @@ SEQUENCE_INPUTS = ("query", "key", "value", "decay", "beta")
 """Inputs with a sequence axis (axis 1), cut to the prefix length."""
 
 
-def prefix_inputs(inputs: dict[str, np.ndarray | None], tokens: int) -> dict[str, np.ndarray | None]:
+def prefix_inputs(inputs: Mapping[str, np.ndarray | None], tokens: int) -> dict[str, np.ndarray | None]:
     """The inputs of a call restricted to its first ``tokens`` tokens (past state untouched)."""
     return {
         name: (x[:, :tokens] if name in SEQUENCE_INPUTS and x is not None else x)
@@ -32,14 +32,14 @@ def prefix_inputs(inputs: dict[str, np.ndarray | None], tokens: int) -> dict[str
 
 def window_by_prefix(
     run: LinearAttentionFn,
-    inputs: dict[str, np.ndarray | None],
-    attrs: dict,
+    inputs: Mapping[str, np.ndarray | None],
+    attrs: Mapping[str, object],
 ) -> np.ndarray:
     """``present_state`` of a ``W > 0`` call, evaluated slot by slot through ``W = 0`` prefix runs.
 
     ``run`` is called with ``state_window=0`` only. Returns a float64 array ``(W, B, H_kv, d_k, d_v)``.
     """
-    dims = validate(**inputs, **attrs)
+    dims = validate(**inputs, **attrs, allow_empty_sequence=False)
     window = dims.state_window
     if window == 0:
         raise ValueError("window_by_prefix: state_window must be in 1..8, the call has 0")

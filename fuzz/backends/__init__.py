@@ -10,6 +10,7 @@ backend that declares itself ``crash_prone`` runs in a worker process (``fuzz.ba
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from fuzz.backends.base import (
     Backend,
@@ -36,7 +37,7 @@ class Availability:
     reason: str | None
 
 
-def create(spec: str, *, isolate: bool = False, **options: object) -> Backend:
+def create(spec: str, *, isolate: bool = False, **options: Any) -> Backend:
     """Create the backend ``spec`` (a registry name or ``module:Class``).
 
     With ``isolate``, a ``crash_prone`` backend runs in a crash-isolated worker process (the others

@@ -96,7 +96,7 @@ class Capabilities:
     """Anything else worth knowing, e.g. the rejection message of the ``W > 0`` probe."""
     implementation: Implementation | None = None
     """What is under test and its version, as the implementation says (known issues are keyed by it);
-    None for the oracle and for stand-ins, which known issues then match by backend name alone."""
+    None for the oracle and for tests' fakes, which known issues then match by backend name alone."""
     devices: tuple[str, ...] = ()
     """The devices it could choose from here, numbered as ``--device`` counts them (empty: no choice)."""
 

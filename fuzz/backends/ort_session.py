@@ -93,7 +93,7 @@ def import_ort() -> Any:
 def probe_case(state_window: int = 0, dtype: type = np.float32) -> Case:
     """The smallest valid case (one token, one head, ``d_k = d_v = 4``, linear rule)."""
     rng = np.random.default_rng(0)
-    x = {n: rng.standard_normal((1, 1, 4)).astype(dtype) for n in ("query", "key", "value")}
+    x: dict[str, np.ndarray] = {n: rng.standard_normal((1, 1, 4)).astype(dtype) for n in ("query", "key", "value")}
     attrs: dict[str, Any] = {"q_num_heads": 1, "kv_num_heads": 1, "update_rule": "linear"}
     if state_window:
         attrs["state_window"] = state_window

@@ -29,7 +29,6 @@ from kernels.device import (
     load_implementation,
 )
 from kernels.linear_attention import (
-    WIDE_ROW_GROUPS,
     BoundCall,
     LinearAttentionKernel,
     Selection,
@@ -39,6 +38,7 @@ from kernels.linear_attention import (
     linear_attention,
     workspaces,
 )
+from kernels.options import WIDE_ROW_GROUPS, KernelOptions
 from oracles.prefix import SEQUENCE_INPUTS
 from oracles.validation import ValidationError
 
@@ -99,6 +99,8 @@ def _bound_like(call: BoundCall, like: BoundCall) -> BoundCall:
     the same call rebound (``accept`` left ``like`` rebound to a slot; ``call`` may be of another length)."""
     if like.seed is call.seed and like.seed_slot == call.seed_slot and like.present_state is call.present_state:
         return call
+    if like.seed is None:
+        raise ValueError("a chain's calls resume from a past state: the previous call has none")
     return call.with_seed(like.seed, like.seed_slot, like.present_state)
 
 
@@ -113,7 +115,8 @@ def _dispatch_and_accept(kernel: LinearAttentionKernel, call: BoundCall, accepte
                          mode: AcceptMode) -> tuple[list[np.ndarray], Selection | None]:
     """Run ``call``, download its results, then resume after ``accepted`` of its tokens (None: the
     chain ends here). Accepting 0 on an aliased binding restores the seed saved before the call."""
-    saved: DeviceTensor | None = kernel.save_seed(call.seed) if accepted == 0 and call.aliased else None
+    # the aliased binding reads its seed from present_state, which the call overwrites
+    saved = kernel.save_seed(call.present_state) if accepted == 0 and call.aliased else None
     try:
         call.dispatch()
         results = kernel.device.download_all([call.output, call.present_state])
@@ -135,17 +138,19 @@ def chosen_adapter(implementation: str, label: str) -> tuple[list[str], int | No
 class _WgslKernelBackend(Backend):
     """Runs a case through ``kernels.linear_attention`` on one WebGPU implementation."""
 
-    implementation: str
+    webgpu: str
+    """The WebGPU implementation the kernel runs on: ``"wgpu"`` (wgpu-native) or ``"dawn"`` (not ``implementation``,
+    which every backend has: what is under test and its version, the key of known issues)."""
     template: str | None = None
     """Another token-loop template to compile instead of the kernel's own (a variant under test)."""
     chunk_template: str | None = None
     """Another chunked-prefill template to compile instead of the kernel's own (a variant under test)."""
     prefill: str = "token"
-    """How the kernel takes a call's tokens (``kernels.linear_attention.PREFILLS``)."""
+    """How the kernel takes a call's tokens (``kernels.options.PREFILLS``)."""
     software_path: str = "auto"
-    """The kernel path (``kernels.linear_attention.KERNEL_PATHS``) on a software adapter; ``auto`` on a GPU."""
+    """The kernel path (``kernels.options.KERNEL_PATHS``) on a software adapter; ``auto`` on a GPU."""
     software_row_groups: int | None = None
-    """The geometry's bound on row groups per column (``kernels.linear_attention.ROW_GROUP_CHOICES``) on a
+    """The geometry's bound on row groups per column (``kernels.options.ROW_GROUP_CHOICES``) on a
     software adapter; None: the kernel's default (on a GPU always: there the default is the fastest)."""
     specialise: bool | None = None
     """Pipelines specialised on each call's shape (``LinearAttentionKernel.specialise``); None: the kernel's
@@ -155,29 +160,32 @@ class _WgslKernelBackend(Backend):
         """On ``adapter`` (a name or number, ``kernels.device.select_adapter``), or by default on the
         adapter the command line chose (``fuzz.backends.device_choice``)."""
         try:
-            self.adapters, chosen = chosen_adapter(self.implementation, self.name)
+            self.adapters, chosen = chosen_adapter(self.webgpu, self.name)
             self.adapter = adapter if adapter is not None else chosen
-            software = get_device(self.implementation, self.adapter).software
-            self.path = self.software_path if software else "auto"
-            self.row_groups = self.software_row_groups if software else None
-            self.kernel: LinearAttentionKernel = get_kernel(self.implementation, self.adapter, self.template, self.path,
-                                                            self.row_groups, prefill=self.prefill,
-                                                            chunk_template=self.chunk_template,
-                                                            specialise=self.specialise)
+            software = get_device(self.webgpu, self.adapter).software
+            self.options = KernelOptions(
+                self.webgpu, self.adapter, self.template, self.chunk_template,
+                path=self.software_path if software else "auto",
+                max_row_groups=self.software_row_groups if software else None,
+                prefill=self.prefill, specialise=self.specialise)
+            """The kernel this backend runs: the class's choices, those for a software adapter where it has one."""
+            self.kernel: LinearAttentionKernel = get_kernel(self.options)
         except DeviceUnavailable as err:
             raise Unavailable(f"{self.name}: {err}") from err
 
     def capabilities(self) -> Capabilities:
         device = self.kernel.device
         dtypes = ("float32", "float16") if "shader-f16" in device.features else ("float32",)
-        notes = () if "shader-f16" in device.features else ("adapter lacks shader-f16: float16 is unsupported",)
-        if self.path != "auto":
-            notes += (f"kernel path {self.path} (a software adapter: see software_path)",)
-        if self.row_groups is not None:
-            notes += (f"at most {self.row_groups} row groups per column (a software adapter: see "
+        notes: tuple[str, ...] = () if "shader-f16" in device.features else (
+            "adapter lacks shader-f16: float16 is unsupported",)
+        options = self.options
+        if options.path != "auto":
+            notes += (f"kernel path {options.path} (a software adapter: see software_path)",)
+        if options.max_row_groups is not None:
+            notes += (f"at most {options.max_row_groups} row groups per column (a software adapter: see "
                       "software_row_groups)",)
-        if self.prefill != "token":
-            notes += (f"{self.prefill} prefill (kernels/chunked.wgsl) for every call",)
+        if options.prefill != "token":
+            notes += (f"{options.prefill} prefill (kernels/chunked.wgsl) for every call",)
         if self.kernel.specialise:
             notes += ("pipelines specialised on each call's sizes and layouts",)
         return Capabilities(
@@ -193,11 +201,7 @@ class _WgslKernelBackend(Backend):
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         with self._outcomes():
-            return linear_attention(
-                **case.kwargs(), aliased=case.aliased, implementation=self.implementation, adapter=self.adapter,
-                template=self.template, path=self.path, max_row_groups=self.row_groups, prefill=self.prefill,
-                chunk_template=self.chunk_template, specialise=self.specialise,
-            )
+            return linear_attention(**case.kwargs(), aliased=case.aliased, options=self.options)
 
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
         with self._outcomes():
@@ -222,7 +226,7 @@ class WgpuNativeBackend(_WgslKernelBackend):
     """The WGSL kernel on wgpu-native (``import wgpu``; naga compiles the shader)."""
 
     name = "wgpu"
-    implementation = "wgpu"
+    webgpu = "wgpu"
     software_path = "workgroup"
     """On lavapipe Dawn takes the subgroup reduction wherever it fits (row groups up to the subgroup size
     of 8), so wgpu-native keeps the workgroup one: a campaign on a CPU runs both reductions at the small
@@ -233,7 +237,7 @@ class WgpuDawnBackend(_WgslKernelBackend):
     """The WGSL kernel on Dawn (``import wgpudawn``; Tint compiles the shader, as in ORT and browsers)."""
 
     name = "wgpu-dawn"
-    implementation = "dawn"
+    webgpu = "dawn"
 
 
 class WgpuChunkedBackend(WgpuNativeBackend):

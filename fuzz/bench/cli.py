@@ -15,7 +15,7 @@ from pathlib import Path
 from fuzz import backend_options, environment
 from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError
-from kernels.linear_attention import KERNEL_PATHS
+from kernels.options import KERNEL_PATHS
 
 from .protocol import FULL, QUICK
 from .report import markdown, write_outputs

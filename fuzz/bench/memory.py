@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TypedDict
 
 import numpy as np
 
@@ -84,7 +85,17 @@ def growth(workload: Workload, calls: int) -> Snapshot:
     return Snapshot.of(device).minus(before)
 
 
-def memory_record(workload: Workload, bound: Snapshot, calls: int) -> dict[str, object]:
+class MemoryRecord(TypedDict):
+    """What ``memory_record`` reports of one configuration (bytes and counts)."""
+
+    expected: dict[str, int]
+    expected_total: int
+    bound: dict[str, int]
+    growth_calls: int
+    growth: dict[str, int]
+
+
+def memory_record(workload: Workload, bound: Snapshot, calls: int) -> MemoryRecord:
     """JSON-ready: expected parts and total, measured live bytes/buffers/allocations, growth over ``calls``."""
     parts = expected_bytes(workload.shape, workload.seq_len, workload.window, workload.dtype)
     return {

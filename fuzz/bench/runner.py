@@ -11,15 +11,17 @@ timed with the same wall clocks. The result is one JSON-ready dict.
 
 from __future__ import annotations
 
+import functools
 import platform
 import sys
 import time
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from kernels import GpuDevice, KernelUnsupported
-from kernels.linear_attention import KERNEL_PATHS, ROW_GROUP_CHOICES, LinearAttentionKernel, get_kernel
+from kernels.linear_attention import LinearAttentionKernel, get_kernel
+from kernels.options import KERNEL_PATHS, ROW_GROUP_CHOICES, KernelOptions
 from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS
 
 from . import gates
@@ -33,7 +35,7 @@ from .kernel_timing import (
     verify_sampler,
     wall_clock_timings,
 )
-from .memory import bind_tracked, memory_record
+from .memory import Snapshot, bind_tracked, memory_record
 from .ort_side import OrtSide, OrtUnavailable
 from .protocol import FULL, Protocol, Sampler, protocol_dict
 from .rollback import Acceptance, break_even, expected_saving, represented_rejections
@@ -83,11 +85,12 @@ class Options:
             kernel_variant(label)
 
 
-def kernel_variant(label: str) -> tuple[str, int | None, str, bool | None]:
-    """``PATH``, ``PATH@N``, either with ``:generic`` -> (kernel path, bound on row groups or None for the kernel's
-    default, prefill, specialisation: None for the kernel's default, False for ``:generic``, the pipeline of the
-    geometry class that reads the call's sizes from its uniform). ``PATH`` is one of ``KERNEL_PATHS`` (the token
-    loop) or ``chunked`` (the ``auto`` path's chunked prefill); ``ValueError`` for anything else."""
+def kernel_variant(label: str, base: KernelOptions | None = None) -> KernelOptions:
+    """``PATH``, ``PATH@N``, either with ``:generic`` -> ``base`` (default: ``KernelOptions()``) with the kernel
+    path, bound on row groups (None for the kernel's default), prefill and specialisation (None for the kernel's
+    default, False for ``:generic``, the pipeline of the geometry class that reads the call's sizes from its
+    uniform). ``PATH`` is one of ``KERNEL_PATHS`` (the token loop) or ``chunked`` (the ``auto`` path's chunked
+    prefill); ``ValueError`` for anything else."""
     variant, colon, form = label.partition(":")
     path, at, groups = variant.partition("@")
     if (path not in (*KERNEL_PATHS, CHUNKED) or (at and groups not in map(str, ROW_GROUP_CHOICES))
@@ -95,8 +98,9 @@ def kernel_variant(label: str) -> tuple[str, int | None, str, bool | None]:
         raise ValueError(f"kernel variant {label!r}: expected PATH or PATH@N, optionally followed by :{GENERIC}, "
                          f"with PATH one of {', '.join((*KERNEL_PATHS, CHUNKED))} and N one of "
                          f"{', '.join(map(str, ROW_GROUP_CHOICES))}")
-    prefill = CHUNKED if path == CHUNKED else "token"
-    return ("auto" if path == CHUNKED else path), int(groups) if groups else None, prefill, False if colon else None
+    return replace(base or KernelOptions(), path="auto" if path == CHUNKED else path,
+                   max_row_groups=int(groups) if groups else None, prefill=CHUNKED if path == CHUNKED else "token",
+                   specialise=False if colon else None)
 
 
 GENERIC = "generic"
@@ -132,21 +136,20 @@ class _Group:
         if options.template is not None:
             self.kernels[TEMPLATE_PATH] = self._kernel(options.template.read_text(), options.template_path)
         self.work: dict[Config, Workload] = {}
-        self.bound: dict[Config, object] = {}
+        self.bound: dict[Config, Snapshot] = {}
         self.select: dict[Config, dict[int, SelectSeries]] = {}
 
     def _kernel(self, template: str | None, label: str) -> LinearAttentionKernel:
-        path, groups, prefill, specialise = kernel_variant(label)
-        return LinearAttentionKernel(self.device, template=template, path=path, max_row_groups=groups, prefill=prefill,
-                                     specialise=specialise)
+        base = KernelOptions(self.options.implementation, self.options.adapter, template)
+        return LinearAttentionKernel(kernel_variant(label, base), self.device)
 
     def bind(self) -> None:
         """Bind every configuration (memory-tracked) and the prefix reruns its p* needs."""
         for path in self.kernels:
             for seq_len in self.options.seq_lens:
                 for window in sorted(self.options.windows):
-                    work, bound = bind_tracked(self.kernels[path].device, lambda p=path, t=seq_len, w=window:
-                                               self._workload(p, t, w))
+                    work, bound = bind_tracked(self.kernels[path].device,
+                                               functools.partial(self._workload, path, seq_len, window))
                     self.work[path, seq_len, window], self.bound[path, seq_len, window] = work, bound
             for seq_len in self.options.seq_lens:
                 for window in self.options.windows:
@@ -209,7 +212,8 @@ class _Group:
             for seq_len in self.options.seq_lens:
                 config_text = _label(self.dtype, self.shape, path, seq_len)
                 verify = timings.round_medians([("verify", path, seq_len, w) for w in self.options.windows])
-                found += gates.overhead_gates(config_text, {name[3]: m for name, m in verify.items()})
+                found += gates.overhead_gates(config_text, {w: verify["verify", path, seq_len, w]
+                                                            for w in self.options.windows})
                 p_star = {w: self._p_star_inputs(timings, (path, seq_len, w)) for w in self.options.windows
                           if (path, seq_len, w) in self.select}
                 found += gates.p_star_gates(config_text, seq_len, p_star)
@@ -220,7 +224,7 @@ class _Group:
     def _p_star_inputs(self, timings: RoundTimings, config: Config) -> tuple[dict, Callable]:
         """The round medians p* of ``config`` depends on, and p* as a statistic of them."""
         path, seq_len, _ = config
-        names = {("verify", *config), ("verify", path, seq_len, 0)}
+        names: set[Hashable] = {("verify", *config), ("verify", path, seq_len, 0)}
         for a, select in self.select[config].items():
             names |= {("verify", path, a, 0), select.baseline, select.copy}
             if select.rebind is not None:
@@ -279,7 +283,7 @@ def _select_record(cost: SelectCost) -> dict[str, object]:
 
 def run_benchmark(options: Options, log: Log = print) -> dict:
     """Run every configuration of ``options``; return the results (configurations, rollback, ORT, gates)."""
-    device = get_kernel(options.implementation, options.adapter).device
+    device = get_kernel(KernelOptions(options.implementation, options.adapter)).device
     ort, ort_note = None, "disabled (--no-ort)"
     if options.ort:
         try:

@@ -97,7 +97,11 @@ class Workload:
         self.inputs: dict[str, DeviceTensor] = {
             name: device.upload(array, name) for name, array in host_inputs(shape, seq_len, window, dtype).items()
         }
-        self.call: BoundCall = kernel.prepare(**self.inputs, **attributes(shape, window))
+        given = self.inputs
+        self.call: BoundCall = kernel.prepare(
+            given["query"], given["key"], given["value"], given.get("past_state"), given.get("decay"),
+            given.get("beta"), q_num_heads=shape.q_heads, kv_num_heads=shape.kv_heads, update_rule=UPDATE_RULE,
+            state_window=window)
 
     def fence(self) -> None:
         """Wait for the queue by reading the output back (the same bytes ORT's fence reads)."""

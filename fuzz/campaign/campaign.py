@@ -50,12 +50,11 @@ from fuzz.campaign.database import LOCAL, DatabaseHealth
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
 from fuzz.campaign.summary import Summary
-from fuzz.campaign.unit import UnitResult
+from fuzz.campaign.unit import OnSaved, UnitResult
 from fuzz.campaign.worker import NATIVE_LOG, STOP_SIGNALS, Worker, init_worker, probe, run_in_worker
 from fuzz.corpus import candidates
 from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
-from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding
 from fuzz.output import Reserve
 
@@ -107,8 +106,10 @@ class Campaign:
     """One run of ``CampaignConfig``: collects results, writes findings and the summary."""
 
     def __init__(self, config: CampaignConfig, progress: Progress | None = None,
-                 backend_info: dict[str, Any] | None = None) -> None:
+                 backend_info: dict[str, Any] | None = None, on_saved: OnSaved | None = None) -> None:
         self.config = config
+        self.on_saved = on_saved
+        """What is done with each finding's corpus entry once written (``lafuzz campaign``: the upstream export)."""
         self.progress = progress or Progress()
         self.corpus_dir = config.out / "corpus"
         self.results_examples = 0
@@ -192,9 +193,10 @@ class Campaign:
         path = self.corpus_dir / entry.relative_dir()
         what = f"the corpus entry of a {label} finding ({finding.property}/{finding.id})"
         saved = self.saving(what, path, lambda: write_entry(self.corpus_dir, entry)) is not None
-        if saved:
+        on_saved = self.on_saved
+        if saved and on_saved is not None:
             self.saving(f"the upstream export of {finding.property}/{finding.id}", path / "upstream",
-                        lambda: export_upstream(entry, path))
+                        lambda: on_saved(entry, path, None))
         self.first_seen["findings"][finding.id] = round(self.progress.elapsed, 2)
         self.findings[finding.id] = {**finding.to_json(), "corpus_path": str(path) if saved else None,
                                      "reproduce": f"lafuzz repro {path}" if saved else "(not saved: the disk was full)",
@@ -462,7 +464,7 @@ class Campaign:
             window_calls=dict(self.window_calls),
             backend_seconds={name: round(seconds, 1) for name, seconds in self.backend_seconds.items()},
             peak_rss_mib=round(self.progress.peak_rss_mib, 1),
-            rss_samples=self.progress.rss_samples,
+            rss_samples=[list(sample) for sample in self.progress.rss_samples],
             coverage=coverage.table(self.coverage),
             ratio_histogram={p: dict(c) for p, c in self.ratios.items()},
             error_ratios={part: [round(r, 6) for r in ratios] for part, ratios in sorted(self.parts.items())},
@@ -482,10 +484,11 @@ class Campaign:
 
 
 def run_campaign(config: CampaignConfig, progress: Progress | None = None,
-                 backend_info: dict[str, Any] | None = None) -> Summary:
+                 backend_info: dict[str, Any] | None = None, on_saved: OnSaved | None = None) -> Summary:
     """Run a campaign and return its summary (also written to ``<out>/summary.json``).
 
     ``backend_info`` is what a probe (``fuzz.campaign.worker.probe``) said about the backends; without
-    it the campaign probes them itself, once, before the workers start.
+    it the campaign probes them itself, once, before the workers start. ``on_saved`` is handed each
+    finding's corpus entry once written (``lafuzz campaign`` passes the upstream export).
     """
-    return Campaign(config, progress, backend_info).run()
+    return Campaign(config, progress, backend_info, on_saved).run()

@@ -3,9 +3,9 @@
 ``buckets(case)`` names the buckets one case falls in, as ``"axis: bucket"`` labels (also Hypothesis
 ``event()``s); ``UNIVERSE`` lists every bucket a campaign can reach, so a summary shows each one with
 its count, zeros included, and names the buckets never reached. The head-size buckets are the WGSL
-kernel's own geometry classes (``kernels.shader.KernelSpec``: rows per invocation and row groups for
-``d_k``, column tiles for ``d_v``), and ``T`` is also counted in the chunked prefill's chunks
-(``kernels.shader.CHUNK_SIZE``), derived from the kernel rather than restated.
+kernel's own geometry classes (``kernels.geometry``: rows per invocation and row groups for ``d_k``,
+column tiles for ``d_v``), and ``T`` is also counted in the chunked prefill's chunks
+(``kernels.geometry.CHUNK_SIZE``), derived from the kernel rather than restated.
 """
 
 from __future__ import annotations
@@ -16,28 +16,16 @@ from functools import cache
 from fuzz.engine.bad_inputs import RULES
 from fuzz.engine.case import POISON_KINDS, Case
 from fuzz.engine.strategies import BETAS, DECAYS, KEY_NORMS, MAGNITUDES
-from kernels.shader import CHUNK_SIZE, KernelSpec
+from kernels.geometry import CHUNK_SIZE, geometry
+from kernels.geometry import d_k_classes as geometry_classes
 from oracles.validation import DELTA_RULES, MAX_STATE_WINDOW, UPDATE_RULES, Dims, ValidationError
-
-MAX_HEAD_DIM = 256
-
-
-def _spec(d_k: int, d_v: int) -> KernelSpec:
-    return KernelSpec.for_sizes("float32", d_k, d_v)
 
 
 @cache
 def d_k_classes() -> tuple[tuple[int, int, str], ...]:
     """``(lowest d_k, highest d_k, label)`` of each geometry class of the kernel, up to ``d_k = 256``."""
-    classes: list[list] = []
-    for d_k in range(1, MAX_HEAD_DIM + 1):
-        spec = _spec(d_k, 1)
-        label = f"{spec.rows_per_thread} rows x {spec.row_groups} groups"
-        if classes and classes[-1][2] == label:
-            classes[-1][1] = d_k
-        else:
-            classes.append([d_k, d_k, label])
-    return tuple((lo, hi, f"d_k {lo}-{hi} ({label})") for lo, hi, label in classes)
+    return tuple((c.lowest, c.highest, f"d_k {c.lowest}-{c.highest} ({c.rows_per_invocation} rows x "
+                                       f"{c.row_groups} groups)") for c in geometry_classes())
 
 
 def _d_k_bucket(d_k: int) -> str:
@@ -45,7 +33,7 @@ def _d_k_bucket(d_k: int) -> str:
 
 
 def _tiles_bucket(d_k: int, d_v: int) -> str:
-    tiles = -(-d_v // _spec(d_k, d_v).columns)
+    tiles = geometry(d_k, d_v).d_v_tiles
     return "1 tile" if tiles == 1 else ("2 tiles" if tiles == 2 else ("3-4 tiles" if tiles <= 4 else "5+ tiles"))
 
 

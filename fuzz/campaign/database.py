@@ -210,7 +210,8 @@ class FallbackDatabase(ExampleDatabase):
         return getattr(self.local, name)(*args)
 
     def fetch(self, key: bytes) -> Iterable[bytes]:
-        return self._call("fetch", key)  # type: ignore[no-any-return]
+        found: Iterable[bytes] = self._call("fetch", key)
+        return found
 
     def save(self, key: bytes, value: bytes) -> None:
         self._call("save", key, value)

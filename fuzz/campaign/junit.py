@@ -75,14 +75,12 @@ def junit_xml(summary: Summary) -> ElementTree.ElementTree:
         "skipped": str(counts["skipped"]),
         "time": f"{summary.elapsed_s:.2f}",
     }
-    root = ElementTree.Element("testsuites", name="lafuzz campaign", **attributes)
-    suite = ElementTree.SubElement(
-        root,
-        "testsuite",
-        name=f"lafuzz campaign, seed {config['seed']}, shard {config['shard']}",
-        timestamp=summary.started,
+    root = ElementTree.Element("testsuites", {"name": "lafuzz campaign", **attributes})
+    suite = ElementTree.SubElement(root, "testsuite", {
+        "name": f"lafuzz campaign, seed {config['seed']}, shard {config['shard']}",
+        "timestamp": summary.started,
         **attributes,
-    )
+    })
     properties = ElementTree.SubElement(suite, "properties")
     for key in ("seed", "shard", "limits", "backends"):
         value = config[key]

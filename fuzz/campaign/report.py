@@ -21,6 +21,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import Bbox
 
 from fuzz import atomic
 from fuzz.campaign.summary import Summary
@@ -205,7 +207,7 @@ def _discoveries(first_seen: dict[str, dict[str, float]], elapsed: float) -> Dra
         cumulative(ax, list(first_seen.get("buckets", {}).values()), "#4a78b5", "coverage buckets reached")
         other = ax.twinx()
         cumulative(other, list(first_seen.get("findings", {}).values()), "#b3261e", "findings (new and known)")
-        other.yaxis.get_major_locator().set_params(integer=True)
+        other.yaxis.set_major_locator(MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True))
         ax.set(xlabel="seconds from the start", ylabel="buckets reached", title="discoveries over time")
         other.set_ylabel("findings")
         ax.legend(handles=[*ax.get_lines(), *other.get_lines()], fontsize=8, loc="lower right")
@@ -247,7 +249,8 @@ def _coverage_picture(coverage: dict[str, dict[str, int]]) -> Draw:
                 colours.append([(0.95, 0.95, 0.95, 1.0)] + [_shade(n, most) for _, n in chunk]
                                + [(1, 1, 1, 1)] * blank)
         widths = [0.12] + [0.88 / COVERAGE_COLUMNS] * COVERAGE_COLUMNS
-        table = ax.table(cellText=text, cellColours=colours, colWidths=widths, bbox=(0, 0, 1, 1), cellLoc="left")
+        table = ax.table(cellText=text, cellColours=colours, colWidths=widths, bbox=Bbox.from_bounds(0, 0, 1, 1),
+                         cellLoc="left")
         table.auto_set_font_size(False)
         table.set_fontsize(6.5)
         ax.axis("off")

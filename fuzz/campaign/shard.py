@@ -12,6 +12,7 @@ that runs ``n`` times in parallel (``--shard auto``).
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
@@ -127,7 +128,7 @@ class WorkUnit:
     number: int
     seed: int
 
-    @property
+    @builtins.property  # the field ``property`` shadows the builtin in this class body
     def key(self) -> str:
         return f"{self.property}#{self.number}"
 

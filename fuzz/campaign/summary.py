@@ -49,7 +49,13 @@ def _sum_nested(target: dict[str, Any], source: dict[str, Any]) -> None:
 
 @dataclass
 class Summary:
-    """One campaign (or the merge of several shards)."""
+    """One campaign (or the merge of several shards).
+
+    A field added after the first summaries of this format has a default, so ``from_json`` reads those
+    older summaries too (the field then holds its default: nothing recorded). So do the bulky per-unit
+    records (memory samples, ratio lists, database keys), which a summary kept in ``docs/results`` may
+    leave out to stay small.
+    """
 
     started: str
     finished: str
@@ -70,19 +76,23 @@ class Summary:
     cases_per_second: float
     backend_calls: dict[str, int]
     peak_rss_mib: float
-    rss_samples: list[list[float]]
+    rss_samples: list[list[float]] = field(default_factory=list, kw_only=True)
+    """``[seconds, MiB]`` of the campaign's memory over time (empty where a kept summary left them out)."""
     coverage: dict[str, dict[str, int]]
     """Axis -> bucket -> cases, every bucket of ``fuzz.campaign.coverage.UNIVERSE`` (zeros included)."""
     ratio_histogram: dict[str, dict[str, int]]
     """Property -> decade of the worst error/tolerance ratio -> cases."""
-    error_ratios: dict[str, list[float]]
-    """``"backends|part"`` -> the worst passing ratio of each unit."""
+    error_ratios: dict[str, list[float]] = field(default_factory=dict, kw_only=True)
+    """``"backends|part"`` -> the worst passing ratio of each unit (empty where a kept summary left them out)."""
     known_cases: dict[str, int]
     per_property: dict[str, dict[str, int]]
-    per_tier: dict[str, dict[str, int]]
-    """Swarm size tier (or fixed ``--limits``) -> units, examples and worker milliseconds spent there."""
+    per_tier: dict[str, dict[str, int]] = field(default_factory=dict, kw_only=True)
+    """Swarm size tier (or fixed ``--limits``) -> units, examples and worker milliseconds spent there (empty in
+    summaries written before it existed)."""
     findings: list[dict[str, Any]]
-    database_keys: list[str]
+    database_keys: list[str] = field(default_factory=list, kw_only=True)
+    """The example database keys the campaign's units used, hex (``lafuzz merge`` copies their values; empty
+    where a kept summary left them out)."""
     merged_from: int = 1
     window_calls: dict[str, int] = field(default_factory=dict)
     """Backend name -> its calls with ``W > 0`` (natively or in prefix mode: ``backends[name]["window"]``)."""

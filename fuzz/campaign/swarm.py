@@ -12,7 +12,7 @@ draws the features masking a bug explores the rest of the space more deeply. Her
   first ``WARM_UP_ROUNDS`` keep to the small tier;
 - within the tier, a pool of one or two head sizes weighted towards the sizes models use, odd and
   non-power-of-two sizes, and sizes on both sides of each boundary of the kernel's geometry classes
-  (``kernels.shader.KernelSpec``: rows per invocation change at 64, 128, 192; row groups double at
+  (``kernels.geometry``: rows per invocation change at 64, 128, 192; row groups double at
   4, 8, 16, 32; column tiles at powers of two up to 64);
 - one head layout: MHA, GQA with ratios up to 8 in either direction, ``n_k`` any divisor of ``H_kv``
   (shared key heads strictly between 1 and ``H_kv`` drawn often where they exist);
@@ -22,7 +22,7 @@ draws the features masking a bug explores the rest of the space more deeply. Her
   whether the slowest backend takes part (``SLOW_BACKENDS``), which of the two runtimes of the
   WGSL kernel run it (``KERNEL_RUNTIMES``: one of them, or both), whether the chunked prefill, a GPU's
   specialised pipelines or a GPU's geometry (``CHUNKED_RUNTIME``, ``SPECIALISED_RUNTIME``,
-  ``WIDE_RUNTIME``) stands in for one of them, and whether the
+  ``WIDE_RUNTIME``) runs in place of one of them, and whether the
   unit climbs the error ratio (``TARGETING``). The oracle always takes part.
 
 Inside a unit the shapes repeat, so compiled kernel pipelines and ORT sessions are reused; across
@@ -36,8 +36,7 @@ import random
 from dataclasses import dataclass
 
 from fuzz.engine.strategies import Limits
-from kernels.linear_attention import WIDE_ROW_GROUPS
-from kernels.shader import CHUNK_SIZE, KernelSpec
+from kernels.geometry import CHUNK_SIZE, geometry
 from oracles.validation import UPDATE_RULES
 
 
@@ -59,7 +58,7 @@ class Tier:
 
 
 PREFILL_SEQ_LENS = (CHUNK_SIZE - 1, 2 * CHUNK_SIZE + 3)
-"""A ``T`` range over one to two chunks of the chunked prefill (``kernels.shader.CHUNK_SIZE``), edges on
+"""A ``T`` range over one to two chunks of the chunked prefill (``kernels.geometry.CHUNK_SIZE``), edges on
 both sides: small units draw it, so that campaigns reach whole and partial chunks often."""
 
 GEOMETRY_EDGES = (4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128, 129, 192, 193, 256)
@@ -241,7 +240,7 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     sit_out |= {KERNEL_RUNTIMES[0] if native < CHUNKED_UNITS else CHUNKED_RUNTIME}
     specialised = tier is TIERS[0] and CHUNKED_UNITS <= native < CHUNKED_UNITS + SPECIALISED_UNITS
     sit_out |= {KERNEL_RUNTIMES[0] if specialised else SPECIALISED_RUNTIME}
-    staged = any(KernelSpec.for_sizes("float32", d, d, WIDE_ROW_GROUPS).staged_stores for d in sizes)
+    staged = any(geometry(d, d, wide=True).staged_stores for d in sizes)
     sit_out |= {KERNEL_RUNTIMES[1] if staged and rng.random() < WIDE_UNITS else WIDE_RUNTIME}
     return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS,
                     targeting=targeting)

@@ -5,8 +5,9 @@ counts every example and every backend call, tallies the case axes it drew (``ev
 the error/tolerance ratio (``target()``), and turns the minimal failing example Hypothesis reports
 into a ``Finding``, classified as known or new (``fuzz.corpus.known_issues.Classifier``). With
 ``save_dir`` the finding is written there as a corpus entry and its report ends with the
-``lafuzz repro`` command that re-checks it; an ONNX Runtime finding is exported beside it as an
-upstream bug report (``fuzz.export``).
+``lafuzz repro`` command that re-checks it; ``on_saved`` is then handed the entry (the command line and
+the pytest plugin pass ``fuzz.export.exporter.export_upstream``, which exports an ONNX Runtime finding
+beside it as an upstream bug report: the campaign layer knows export only through that callback).
 
 Two things keep a campaign honest and exploring:
 
@@ -49,8 +50,12 @@ from fuzz.engine.chains import Chain
 from fuzz.engine.compare import RATIO_CAP
 from fuzz.engine.properties import CheckResult, resolve_property
 from fuzz.engine.strategies import Limits
-from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding, Kind, PropertyFailure
+
+OnSaved = Callable[[Entry, Path, Sequence[Backend] | None], object]
+"""What is done with a corpus entry once written: called with the entry, its directory and the backends to
+cross-check it on (None: none at hand); what it returns is ignored, and it must not raise for the entry's
+sake (the entry is already written)."""
 
 
 class CountingBackend(Backend):
@@ -158,17 +163,17 @@ def _flaky(flaky: FlakyFailure) -> Finding:
 
 
 def save(finding: Finding, root: Path, specs: Mapping[str, str] | None = None,
-         backends: Sequence[Backend] | None = None) -> Finding:
+         backends: Sequence[Backend] | None = None, on_saved: OnSaved | None = None) -> Finding:
     """Write ``finding`` as a corpus entry under ``root``; its report gains the command that re-checks it
     (``specs``: backend name -> the spec it was created from, where that is not the name: ``module:Class``).
-
-    An ONNX Runtime finding is also exported as an upstream bug report beside it (``<entry>/upstream``),
-    cross-checked on ``backends``.
+    Then ``on_saved`` (if any) gets the entry, its directory and ``backends``.
     """
     path = Path(root) / Entry(finding).relative_dir()
     command = f"lafuzz repro {path} --backends {','.join((specs or {}).get(b, b) for b in finding.backends)}"
     saved = finding.with_(report=f"{finding.report}\nminimal case: {finding.case.summary()}\nreproduce: {command}")
-    export_upstream(Entry(saved), write_entry(root, Entry(saved)), backends)
+    written = write_entry(root, Entry(saved))
+    if on_saved is not None:
+        on_saved(Entry(saved), written, backends)
     return saved
 
 
@@ -183,7 +188,8 @@ def hypothesis_test(unit: WorkUnit, limits: Limits, settings: Settings, body: Ca
         body(case)
 
     test_case.__name__ = test_case.__qualname__ = f"test_{unit.property.replace('-', '_')}"
-    test_case._hypothesis_internal_add_digest = f"{unit.key}:{selection}".encode()
+    # Hypothesis keys a test's example database by its digest; this hook of Hypothesis's gives each unit its own
+    test_case.__dict__["_hypothesis_internal_add_digest"] = f"{unit.key}:{selection}".encode()
     test = given(resolve_property(unit.property).strategy(limits))(test_case)
     if not settings.derandomize:
         test = seed(unit.seed)(test)
@@ -209,13 +215,15 @@ class UnitBody:
     ``shrunk_issues`` holds the documented issues already shrunk by this process (updated here);
     ``classifier`` decides what is known (default: the documented issues only); ``targeting``: steer
     Hypothesis towards the worst error/tolerance ratio (``target()``; its bookkeeping costs time on every
-    example, so a swarm unit draws whether it climbs: docs/campaign.md#swarm-shares).
+    example, so a swarm unit draws whether it climbs: docs/campaign.md#swarm-shares); ``on_saved``: what
+    ``conclude`` does with an entry it wrote (``save``).
     """
 
     def __init__(self, unit: WorkUnit, backends: Sequence[Backend], *,
                  on_example: Callable[[], None] = lambda: None, stop_at: Callable[[], float] = lambda: math.inf,
                  budget_at: float = math.inf, classifier: Classifier | None = None,
-                 shrunk_issues: set[str] | None = None, targeting: bool = True) -> None:
+                 shrunk_issues: set[str] | None = None, targeting: bool = True,
+                 on_saved: OnSaved | None = None) -> None:
         self.prop = resolve_property(unit.property)
         self.counted = [b if isinstance(b, CountingBackend) else CountingBackend(b) for b in backends]
         self.result = UnitResult(unit)
@@ -223,6 +231,7 @@ class UnitBody:
         self.shrunk = shrunk_issues if shrunk_issues is not None else set()
         self.on_example, self.stop_at, self.budget_at = on_example, stop_at, budget_at
         self.targeting = targeting
+        self.on_saved = on_saved
         self.last: Case | None = None
         self.chasing: str | None = None
         """The documented issue this unit is shrinking (at most one)."""
@@ -290,7 +299,7 @@ class UnitBody:
         finding = self.classifier.classify(finding)
         if (issue := self.classifier.documented(finding)) is not None:
             self.shrunk.add(issue.id)
-        return save(finding, save_dir, specs, self.counted) if save_dir is not None else finding
+        return save(finding, save_dir, specs, self.counted, self.on_saved) if save_dir is not None else finding
 
 
 def run_unit(
@@ -306,6 +315,7 @@ def run_unit(
     shrunk_issues: set[str] | None = None,
     save_dir: Path | None = None,
     targeting: bool = True,
+    on_saved: OnSaved | None = None,
 ) -> UnitResult:
     """Run ``unit`` with Hypothesis under ``settings``: the one driver of tests, mutation tests, campaigns
     and the pytest plugin, so each finds, shrinks and saves failures the same way.
@@ -320,6 +330,7 @@ def run_unit(
             callback per example, when to stop, when to stop drawing, what counts as known, the known
             issues already shrunk in this process, and whether to climb the error ratio.
         save_dir: where the finding is written as a corpus entry (None: not written).
+        on_saved: what is done with that entry once written (``OnSaved``; e.g. the upstream export).
 
     Returns:
         A ``UnitResult``: counts, coverage, per-backend calls and seconds, the closest passing case, and
@@ -330,7 +341,7 @@ def run_unit(
             property failure, or an error once examples ran, becomes the result's finding.
     """
     body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
-                    classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting)
+                    classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting, on_saved=on_saved)
     result = body.result
     before = {b.name: (b.calls, b.window_calls, b.seconds) for b in body.counted}
     test = hypothesis_test(unit, limits, settings, body.example, body.selection)

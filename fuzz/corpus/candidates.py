@@ -9,6 +9,7 @@ one and ``lafuzz promote`` copies one into the regression corpus, where replay m
 
 from __future__ import annotations
 
+import builtins
 import heapq
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ class NearMiss:
     unit: str
     case: Case
 
-    @property
+    @builtins.property  # the field ``property`` shadows the builtin in this class body
     def backends(self) -> tuple[str, ...]:
         """The backends of the comparison that came close (the pair of ``part``)."""
         return tuple(self.part.split("|")[0].split("/"))

@@ -152,7 +152,7 @@ def write_entry(root: Path, entry: Entry) -> Path:
     with atomic.staged_directory(final) as staging:
         if inline is None:
             buffer = io.BytesIO()
-            np.savez_compressed(buffer, **arrays)
+            np.savez_compressed(buffer, allow_pickle=False, **arrays)
             atomic.write_bytes(staging / NPZ, buffer.getvalue())
         atomic.write_text(staging / DOCUMENT_KEY, json.dumps(document, indent=2, sort_keys=True, default=_plain) + "\n")
     return final
@@ -421,7 +421,8 @@ def to_bytes(entry: Entry) -> bytes:
     """The entry as one archive (its document and every array): how shards share findings."""
     document = json.dumps(entry.to_json("arrays.npz"), sort_keys=True, default=_plain).encode()
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **{DOCUMENT_KEY: np.frombuffer(document, dtype=np.uint8)}, **_all_arrays(entry))
+    np.savez_compressed(buffer, allow_pickle=False, **{DOCUMENT_KEY: np.frombuffer(document, dtype=np.uint8)},
+                        **_all_arrays(entry))
     return buffer.getvalue()
 
 

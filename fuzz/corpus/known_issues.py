@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 from packaging.specifiers import SpecifierSet
@@ -78,7 +79,7 @@ class KnownIssue:
 
     def has(self, implementation: Implementation | None) -> bool:
         """Whether ``implementation`` is one this issue is documented for; None (a backend that does not
-        say what it runs: a test's stand-in) is taken to be one."""
+        say what it runs: a test's fake) is taken to be one."""
         return implementation is None or implementation.within(self.implementation, self.versions)
 
     def covers(self, finding: Finding) -> bool:
@@ -116,7 +117,15 @@ def _shared_beta_as_per_head(case: Case) -> Case:
     return case.with_inputs(beta=misread)
 
 
-CUDA_EP = {
+class Build(TypedDict):
+    """The implementation an issue was seen in: its name, the versions affected, and where it was seen."""
+
+    implementation: str
+    versions: SpecifierSet
+    seen_with: str
+
+
+CUDA_EP: Build = {
     "implementation": "onnxruntime",
     "versions": SpecifierSet("==1.31.1"),
     "seen_with": "the CUDA EP of onnxruntime-gpu (CUDA 13) on an NVIDIA H200",
@@ -140,7 +149,7 @@ def _cuda_state_exceeds_shared_memory(case: Case) -> bool:
     return not column_kernel and needed > CUDA_SHARED_MEMORY_PER_BLOCK
 
 
-WEBGPU_EP = {
+WEBGPU_EP: Build = {
     "implementation": "onnxruntime-ep-webgpu",
     "versions": SpecifierSet("==0.4.0"),
     "seen_with": "onnxruntime 1.31.1 (lavapipe) and 1.30.0 (NVIDIA H200)",
@@ -283,4 +292,6 @@ class Classifier:
         if self.strict:
             return f"{where}; --strict: reported as new"
         running = self.implementations.get(known.backend)
+        if running is None:  # a backend that does not say what it runs has every version (``KnownIssue.has``)
+            return where
         return f"{where}, also in {running.version if running.name == known.implementation else running}"

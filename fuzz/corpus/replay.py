@@ -2,8 +2,8 @@
 
 An entry found by a campaign is re-checked with its property over its recorded backends (skipped
 when one is missing here). A reference entry (one that stores expected outputs, such as the CUDA
-EP's) is checked once per available backend, against a stand-in backend that returns the stored
-outputs. Each check ends in one verdict:
+EP's) is checked once per available backend, against a backend that returns the stored outputs
+(``StoredBackend``). Each check ends in one verdict:
 
 - ``pass``: the property holds and the entry carries no mark (a fixed bug whose entry guards it);
 - ``regression``: it fails and no known-failure mark covers the failing backends;

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -123,7 +123,17 @@ class Where:
     case_summary: str
 
 
-def _locate(index: tuple[int, ...], tensor: str, d_v: int) -> dict[str, int | None]:
+class Coordinates(TypedDict):
+    """Where one element of ``output`` or ``present_state`` sits, in the operator's terms (``Mismatch``'s fields)."""
+
+    slot: int | None
+    batch: int | None
+    head: int | None
+    row: int | None
+    col: int | None
+
+
+def _locate(index: tuple[int, ...], tensor: str, d_v: int) -> Coordinates:
     """Operator coordinates of one element of ``output`` or ``present_state``."""
     if tensor == "output":
         batch, token, column = index
@@ -306,9 +316,8 @@ def _against_exact(case: Case, sides: list[tuple[str, Result]], resumed_at: int 
         for tensor, values in zip(TENSORS, result, strict=True):
             if values.dtype != case.dtype:
                 raise AssertionError(f"{tensor} of {label} is {values.dtype}, not {case.dtype}; case: {summary}")
-    exact: Exact | Blocks = exact_answer(case.inputs, case.attrs)
-    if resumed_at is not None:
-        exact = exact.reseeded_at(resumed_at, case.dtype)
+    answer = exact_answer(case.inputs, case.attrs)
+    exact: Exact | Blocks = answer if resumed_at is None else answer.reseeded_at(resumed_at, case.dtype)
     labels = (sides[0][0], sides[-1][0] if len(sides) == 2 else "oracle")
     where = Where("results-agree" if len(sides) == 2 else "agrees-with-oracle", labels, summary)
     worst = []

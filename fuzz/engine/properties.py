@@ -10,6 +10,7 @@ tests and campaigns alike; ``lafuzz repro`` re-checks one saved case.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import itertools
 from collections.abc import Callable, Sequence
@@ -36,7 +37,7 @@ from fuzz.engine.strategies import (
 )
 from fuzz.engine.tolerance import Blocks, Exact, exact_answer
 from fuzz.findings import Finding, Kind, PropertyFailure
-from oracles.validation import validate
+from oracles.validation import Dims, validate
 
 
 @dataclass
@@ -77,9 +78,16 @@ class _Check:
     def __init__(self, prop: str, case: Case, *, valid: bool = True) -> None:
         self.prop = prop
         self.case = case
-        self.dims = case.dims() if valid else None
+        self._dims = case.dims() if valid else None
         self.result = CheckResult()
         self._exact: dict[int, tuple[Case, Exact]] = {}
+
+    @property
+    def dims(self) -> Dims:
+        """The checked case's sizes (a check of invalid input has none)."""
+        if self._dims is None:
+            raise TypeError(f"{self.prop}: a check of invalid input has no sizes")
+        return self._dims
 
     def exact(self, case: Case | None = None) -> Exact:
         """The float64 oracle's answer for ``case`` (default: the checked case), with magnitudes;
@@ -138,9 +146,10 @@ class _Check:
 
     def compare(self, actual: np.ndarray, expected: np.ndarray, *, exact: Exact | Blocks, tensor: str,
                 labels: tuple[str, str], backends: tuple[str, ...], detail: str = "",
-                tokens: int | None = None, rows: slice = slice(None), **options: object) -> None:
-        """``assert_close`` against ``exact``'s part ``tensor`` (``rows``: output tokens compared);
-        a mismatch becomes a ``PropertyFailure``."""
+                tokens: int | None = None, rows: slice = slice(None), match: Match = Match.CLOSE,
+                reseeded: np.dtype | None = None, mask: np.ndarray | None = None) -> None:
+        """``element_ratios`` against ``exact``'s part ``tensor`` (``rows``: output tokens compared; ``match``,
+        ``reseeded``, ``mask`` as there); a mismatch becomes a ``PropertyFailure``."""
         depth = (self.dims.seq_len if tokens is None else tokens) + self.dims.d_k
         where = Where(self.prop, labels, self.summary)
         values, block = exact.part(tensor)
@@ -148,7 +157,7 @@ class _Check:
             values, block = values[:, rows], block[:, rows]
         try:
             ratios = element_ratios(actual, expected, exact=values, block=block, tensor=tensor, d_v=self.dims.d_v,
-                                    depth=depth, where=where, **options)
+                                    depth=depth, where=where, match=match, reseeded=reseeded, mask=mask)
         except MismatchError as err:
             m = err.mismatch
             raise self.fail(Kind.MISMATCH, backends, f"{tensor}:{m.reason}{detail}", "", m) from err
@@ -231,11 +240,11 @@ def check_prefix_oracle(case: Case, backends: Sequence[Backend]) -> CheckResult:
 
 def _same_bits(c: _Check, b: Backend, exact: Exact, first: tuple[Case, str], second: tuple[Case, str]) -> None:
     """Run two variants of one call on ``b`` and demand bit-identical outputs and states."""
-    results = c.run(b, first[0]), c.run(b, second[0])
-    if None in results:
+    one, other = c.run(b, first[0]), c.run(b, second[0])
+    if one is None or other is None:
         return
     for i, tensor in enumerate(("output", "present_state")):
-        c.compare(results[0][i], results[1][i], exact=exact, tensor=tensor, labels=(first[1], second[1]),
+        c.compare(one[i], other[i], exact=exact, tensor=tensor, labels=(first[1], second[1]),
                   backends=(b.name,), match=Match.BITWISE)
 
 
@@ -273,20 +282,21 @@ def _check_resume(c: _Check, b: Backend, draft: Case, fresh: Case, present: np.n
     original = draft.inputs.get("past_state")
     following = token_spans(case, (drafted, total))
     if accepted:
-        past = oracles.next_past_state(present, original, drafted, accepted).astype(case.dtype)
-        following = following.with_inputs(past_state=past)
+        past = oracles.next_past_state(present, original, drafted, accepted)
+        assert past is not None, "an acceptance of at least one token selects a slot"
+        following = following.with_inputs(past_state=past.astype(case.dtype))
     resumed, again = c.run(b, following), c.run(b, fresh)
     if resumed is None or again is None:
         return
-    exact = c.exact(fresh)
-    if accepted:
-        exact = exact.reseeded_at(accepted, case.dtype)
+    answer = c.exact(fresh)
+    exact: Exact | Blocks = answer.reseeded_at(accepted, case.dtype) if accepted else answer
     labels = (f"{b.name} resumed a={accepted}", f"{b.name} fresh")
-    shared = {"exact": exact, "labels": labels, "backends": (b.name,), "tokens": accepted + total - drafted,
-              "reseeded": case.dtype if accepted else None, "detail": ":accepted" if accepted else ":zero"}
-    c.compare(resumed[0], again[0][:, accepted:], tensor="output", rows=slice(accepted, None), **shared)
+    compare = functools.partial(c.compare, exact=exact, labels=labels, backends=(b.name,),
+                                tokens=accepted + total - drafted, reseeded=case.dtype if accepted else None,
+                                detail=":accepted" if accepted else ":zero")
+    compare(resumed[0], again[0][:, accepted:], tensor="output", rows=slice(accepted, None))
     represented = (np.arange(window) >= window - (total - drafted)).reshape(-1, 1, 1, 1, 1)
-    c.compare(resumed[1], again[1], tensor="present_state", mask=represented, **shared)
+    compare(resumed[1], again[1], tensor="present_state", mask=represented)
 
 
 def check_select_resume(case: Case, backends: Sequence[Backend]) -> CheckResult:
@@ -308,10 +318,10 @@ def _check_chain_call(c: _Check, b: Backend, call: Case, got: ChainCall, label: 
     """One call of a device-resident chain against the oracle's answer to it (``call``: its tokens
     and the seed it should have read)."""
     exact = c.exact(call)
-    shared = {"exact": exact, "labels": (f"{b.name} {label}", "oracle"), "backends": (b.name,),
-              "tokens": call.seq_len, "detail": f":{got.seeded_by}"}
-    c.compare(got.output, exact.output, tensor="output", **shared)
-    c.compare(got.present_state, exact.present_state, tensor="present_state", **shared)
+    compare = functools.partial(c.compare, exact=exact, labels=(f"{b.name} {label}", "oracle"), backends=(b.name,),
+                                tokens=call.seq_len, detail=f":{got.seeded_by}")
+    compare(got.output, exact.output, tensor="output")
+    compare(got.present_state, exact.present_state, tensor="present_state")
 
 
 def check_device_chain(case: Case, backends: Sequence[Backend]) -> CheckResult:
@@ -333,7 +343,7 @@ def check_device_chain(case: Case, backends: Sequence[Backend]) -> CheckResult:
         calls = c.run_chain(b, chain)
         if calls is None:
             continue
-        past = case.inputs["past_state"]
+        past: np.ndarray | None = case.inputs["past_state"]
         for index, got in zip(range(chain.calls), calls, strict=True):
             label = f"call {index + 1}/{chain.calls} of {chain.call_lens[index]} tokens (seed: {got.seeded_by})"
             _check_chain_call(c, b, chain.call(case, index, past), got, label)

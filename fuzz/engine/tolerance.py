@@ -64,7 +64,7 @@ from oracles.validation import DELTA_RULES, GATED_RULES, Dims, validate
 ACCUMULATION_FACTOR = 4.0
 """Multiplier of the per-operation rounding error in the accumulation term (see module docstring)."""
 
-COMPUTE_DTYPE = {
+COMPUTE_DTYPE: dict[np.dtype, np.dtype] = {
     np.dtype(np.float16): np.dtype(np.float32),
     np.dtype(np.float32): np.dtype(np.float32),
     np.dtype(np.float64): np.dtype(np.float64),
@@ -214,7 +214,7 @@ def exact_answer(inputs: dict[str, np.ndarray], attrs: dict) -> Exact:
     """Run the float64 oracle on one valid call and derive the magnitudes of its tolerances.
 
     The last ``ANSWERS_KEPT`` answers are remembered by content; their arrays are read-only."""
-    dims = validate(**inputs, **attrs)
+    dims = validate(**inputs, **attrs, allow_empty_sequence=False)
     seed = seed_state(dims, inputs.get("past_state"))
     digest = _call_digest(dims, inputs, seed)
     if digest in _ANSWERS:

@@ -255,6 +255,7 @@ def judge(seen: dict[str, object], expected: dict[str, np.ndarray], ep: str, tim
         print(f"DEFECT: the child process ended during {stage} without a result (exit status unknown)")
         return EXIT_DEFECT
     got = seen["outputs"]
+    assert isinstance(got, dict), "run_session sends its outputs as a dict of arrays"
     shapes = ", ".join(f"{name} {array.shape}" for name, array in got.items())
     if EXPECTATION == "rejection":
         print(f"DEFECT: {ep} accepted inputs that break a rule of the operator and returned {shapes}")

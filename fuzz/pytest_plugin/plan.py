@@ -9,9 +9,10 @@ Hypothesis starts). Documented ORT defects (``fuzz.corpus.known_issues``) do not
 backend at fault sits out the cases they affect, as in this repository's own property tests.
 
 When the property fails, Hypothesis hands back its minimal case; the item saves it as a corpus entry
-and fails with the property's report (the mismatch report for a wrong result) ending in the
-``lafuzz repro`` command that re-checks it. A test whose every example was skipped by its backends
-(a dtype or feature they lack) is reported as skipped with their reasons, never as passed.
+(an ONNX Runtime finding is exported beside it as an upstream bug report) and fails with the property's
+report (the mismatch report for a wrong result) ending in the ``lafuzz repro`` command that re-checks it.
+A test whose every example was skipped by its backends (a dtype or feature they lack) is reported as
+skipped with their reasons, never as passed.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from fuzz.corpus.known_issues import KNOWN_ISSUES
 from fuzz.engine import properties
 from fuzz.engine.case import Case
 from fuzz.engine.properties import resolve_property
+from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding, PropertyFailure
 from fuzz.pytest_plugin.options import PlanOptions
 from fuzz.pytest_plugin.pool import BackendPool
@@ -55,7 +57,8 @@ class PropertyRun:
         """The body over the selected backends, made once; skips the calling test if one is unavailable."""
         if self.body is None:
             backends = self.pool.need(self.specs, isolate=self.isolate)
-            self.body = UnitBody(self.unit, backends, shrunk_issues=set(EVERY_DOCUMENTED_ISSUE))
+            self.body = UnitBody(self.unit, backends, shrunk_issues=set(EVERY_DOCUMENTED_ISSUE),
+                                 on_saved=export_upstream)
         return self.body
 
     def example(self, case: Case) -> None:

@@ -35,10 +35,13 @@ class BackendPool:
 
     def need(self, specs: Sequence[str], *, isolate: bool = False) -> list[Backend]:
         """Every backend of ``specs``, or skip the calling test with the reason the first missing one gives."""
-        found = [self.get(spec, isolate=isolate) for spec in specs]
-        for missing in (b for b in found if isinstance(b, str)):
-            pytest.skip(missing)
-        return found  # type: ignore[return-value]  # every str skipped above
+        found: list[Backend] = []
+        for spec in specs:
+            backend = self.get(spec, isolate=isolate)
+            if isinstance(backend, str):
+                pytest.skip(backend)
+            found.append(backend)
+        return found
 
     def close(self) -> None:
         """Close every backend created."""

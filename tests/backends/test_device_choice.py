@@ -164,11 +164,13 @@ def _campaign_devices(tmp_path: Path, monkeypatch, jobs: int) -> dict[int, set[i
     return chosen
 
 
+@pytest.mark.slow
 def test_campaign_workers_spread_over_the_devices(tmp_path, monkeypatch):
     chosen = _campaign_devices(tmp_path, monkeypatch, jobs=2)
     assert sorted(map(sorted, chosen.values())) == [[0], [1]]
 
 
+@pytest.mark.slow
 def test_campaign_workers_all_take_the_chosen_device(tmp_path, monkeypatch):
     monkeypatch.setenv(DEVICE_ENV, "2")
     chosen = _campaign_devices(tmp_path, monkeypatch, jobs=2)

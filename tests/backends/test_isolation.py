@@ -81,6 +81,7 @@ def test_abort_is_reported_and_the_worker_replaced(worker):
     assert worker.restarts == restarts + 1
 
 
+@pytest.mark.slow
 def test_hang_times_out_and_the_worker_is_killed(worker):
     started = time.monotonic()
     with pytest.raises(TimedOut) as caught:
@@ -98,6 +99,7 @@ def test_typed_errors_and_harness_errors_come_back(worker):
     assert worker.capabilities().device == "test"
 
 
+@pytest.mark.slow
 def test_unavailable_backend_is_unavailable_when_isolated():
     try:
         create("ort-cuda")
@@ -109,6 +111,7 @@ def test_unavailable_backend_is_unavailable_when_isolated():
         create("ort-cuda", isolate=True)
 
 
+@pytest.mark.slow
 def test_isolated_ort_cpu_equals_in_process():
     try:
         direct = create("ort-cpu")
@@ -124,6 +127,7 @@ def test_isolated_ort_cpu_equals_in_process():
         backend.close()
 
 
+@pytest.mark.slow
 def test_isolation_is_chosen_by_the_backend():
     """``create(..., isolate=True)`` isolates the backends that declare themselves crash-prone, only those."""
     oracle = create("oracle", isolate=True)
@@ -138,6 +142,7 @@ def test_isolation_is_chosen_by_the_backend():
         backend.close()
 
 
+@pytest.mark.slow
 def test_a_worker_that_cannot_start_again_is_lost(tmp_path, monkeypatch):
     """After a crash the backend is restarted; if it can no longer be created, ``Lost`` names it (the campaign
     then stops using it) instead of an ``Unavailable`` that reads as a harness error."""

@@ -144,6 +144,7 @@ def test_continuation_at_w_gt_0_needs_a_native_window(ort):
         ort.run_continued(fixed_case("linear", window=2), 2)
 
 
+@pytest.mark.slow
 def test_seq_len_zero_neither_crashes_nor_invents_state(ort):
     """T = 0 is outside the contract: reject or pass the state through, never crash (run isolated)."""
     case = fixed_case("linear", seq_len=0)

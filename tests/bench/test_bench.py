@@ -20,6 +20,7 @@ from fuzz.bench.rollback import Acceptance, break_even, expected_saving, represe
 from fuzz.bench.rounds import Schedule, run_rounds, settle
 from fuzz.bench.runner import kernel_variant
 from fuzz.bench.workload import QUICK_SHAPE, REFERENCE_SHAPE, Shape, attributes, host_inputs
+from kernels.options import KernelOptions
 from oracles import validate
 
 RERUN = {1: 10.0, 2: 20.0, 3: 30.0}
@@ -205,16 +206,18 @@ def test_subcommand_and_quick_defaults() -> None:
 
 def test_chunked_is_a_variant_of_the_kernel_beside_its_paths() -> None:
     """``--paths auto,chunked@16``: the token loop and the chunked prefill (the auto path), with a bound."""
-    assert kernel_variant("auto") == ("auto", None, "token", None)
-    assert kernel_variant("chunked") == ("auto", None, "chunked", None)
-    assert kernel_variant("chunked@16") == ("auto", 16, "chunked", None)
-    assert kernel_variant("scalar@32") == ("scalar", 32, "token", None)
-    assert kernel_variant("auto:generic") == ("auto", None, "token", False)
-    assert kernel_variant("chunked@16:generic") == ("auto", 16, "chunked", False)
+    assert kernel_variant("auto") == KernelOptions()
+    assert kernel_variant("chunked") == KernelOptions(prefill="chunked")
+    assert kernel_variant("chunked@16") == KernelOptions(max_row_groups=16, prefill="chunked")
+    assert kernel_variant("scalar@32") == KernelOptions(path="scalar", max_row_groups=32)
+    assert kernel_variant("auto:generic") == KernelOptions(specialise=False)
+    assert kernel_variant("chunked@16:generic") == KernelOptions(max_row_groups=16, prefill="chunked",
+                                                                specialise=False)
     with pytest.raises(ValueError, match="kernel variant 'token'"):
         kernel_variant("token")
 
 
+@pytest.mark.slow
 def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
     """A tiny run through the kernel and ORT: every configuration present, memory gates pass, outputs written."""
     status = main(["--quick", "--out", str(tmp_path), "--shapes", "1,2,8,8", "--seq-lens", "1,4", "--warmups", "1",

@@ -116,6 +116,7 @@ def _lines(stream) -> queue.Queue:
     return lines
 
 
+@pytest.mark.slow
 def test_a_campaign_killed_with_sigkill_leaves_every_announced_finding_replayable(tmp_path: Path, capsys) -> None:
     """The whole process group (main and workers) is killed the moment the first finding is announced; every
     entry announced by then reads back and reproduces, and no half-written one is taken for an entry."""

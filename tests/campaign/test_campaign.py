@@ -45,6 +45,7 @@ def _run(tmp_path, name: str, jobs: int = 1, seed: int = 11) -> Summary:
     return run_campaign(config, Progress(interval=60))
 
 
+@pytest.mark.slow
 def test_planted_bug_is_found_saved_replayed_and_then_fixed(tmp_path, monkeypatch):
     summary = _run(tmp_path, "first")
     assert summary.exit_status == 1 and summary.findings, "the planted bug was not found"
@@ -83,6 +84,7 @@ def _cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
                           timeout=timeout, env=env)
 
 
+@pytest.mark.slow
 def test_command_line_finds_with_workers_and_replays(tmp_path):
     out = tmp_path / "run"
     result = _cli("campaign", "--examples", "40", "--examples-per-unit", "20", "-j", "2", "--limits", "ci",
@@ -97,6 +99,7 @@ def test_command_line_finds_with_workers_and_replays(tmp_path):
     assert repro.returncode == 1 and "regression" in repro.stdout, repro.stdout + repro.stderr
 
 
+@pytest.mark.slow
 def test_bad_input_is_a_usage_error(tmp_path):
     assert _cli("campaign", "--properties", "no-such-property", "--out", str(tmp_path)).returncode == 2
     assert _cli("campaign", "--database", "redis://nohost", "--examples", "1", "--backends", "oracle",
@@ -104,6 +107,7 @@ def test_bad_input_is_a_usage_error(tmp_path):
     assert _cli("campaign", "--time", "soon").returncode == 2
 
 
+@pytest.mark.slow
 def test_without_seed_each_campaign_draws_a_fresh_one_prints_and_records_it(tmp_path, capsys):
     seeds = []
     for name in ("a", "b"):
@@ -117,6 +121,7 @@ def test_without_seed_each_campaign_draws_a_fresh_one_prints_and_records_it(tmp_
     assert seeds[0] != seeds[1], "two runs without --seed repeated the same work"
 
 
+@pytest.mark.slow
 def test_real_backends_short_campaign(tmp_path):
     """The fast real backends of this machine, a few cases per property: the plumbing holds on the real thing
     (ort-webgpu's shader compiles and its known issues' shrinking are the campaign's job, not CI's)."""
@@ -135,6 +140,7 @@ def test_real_backends_short_campaign(tmp_path):
     assert summary.exit_status == (1 if new else 0), new
 
 
+@pytest.mark.slow
 def test_known_issue_is_saved_once_marked_and_does_not_fail_the_campaign(tmp_path):
     """A failure ``fuzz.corpus.known_issues`` documents is shrunk once, saved with its issue id, counted, exit 0."""
     config = CampaignConfig(properties=["backends-agree"], backends=["oracle", KNOWN], seed=2, time_budget=None,
@@ -159,6 +165,7 @@ def test_exit_status_is_honest():
     assert exit_status([new], 10, interrupted=False, lost=2) == EXIT_NEW_FINDINGS
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_loses_its_units_not_the_campaign(tmp_path, monkeypatch):
     """A worker process killed mid-unit (SIGKILL, as the OOM killer sends) breaks the pool: the campaign
     counts the units it held as lost, goes on with fresh workers, writes its summary and exits 4."""
@@ -175,6 +182,7 @@ def test_a_worker_that_dies_loses_its_units_not_the_campaign(tmp_path, monkeypat
     assert Summary.read(config.out / "summary.json").units_lost == summary.units_lost
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, to_group", [(signal.SIGINT, True), (signal.SIGTERM, True), (signal.SIGTERM, False)],
                          ids=["ctrl-c", "sigterm-to-group", "sigterm-to-campaign"])
 def test_a_stop_signal_ends_running_units_and_keeps_their_results(tmp_path, signum, to_group):

@@ -102,6 +102,7 @@ def _counts_agree(junit: ElementTree.Element) -> None:
         assert int(node.get("skipped")) == sum(c.find("skipped") is not None for c in cases)
 
 
+@pytest.mark.slow
 def test_junit_fails_a_new_finding_with_its_report_and_repro_command(new_run: Run) -> None:
     assert new_run.status == 1
     _counts_agree(new_run.junit)
@@ -116,6 +117,7 @@ def test_junit_fails_a_new_finding_with_its_report_and_repro_command(new_run: Ru
     assert properties["seed"] == "11" and properties["exit_status"] == "1"
 
 
+@pytest.mark.slow
 def test_junit_skips_a_known_finding_naming_its_issue(known_run: Run) -> None:
     assert known_run.status == 0
     _counts_agree(known_run.junit)
@@ -127,6 +129,7 @@ def test_junit_skips_a_known_finding_naming_its_issue(known_run: Run) -> None:
     assert known.find("failure") is None and known_run.junit.get("failures") == "0"
 
 
+@pytest.mark.slow
 def test_step_summary_is_appended_with_every_property_and_finding(new_run: Run, known_run: Run) -> None:
     for run in (new_run, known_run):
         assert run.step_summary.startswith(EARLIER_STEP), "the job summary of earlier steps was overwritten"
@@ -140,6 +143,7 @@ def test_step_summary_is_appended_with_every_property_and_finding(new_run: Run, 
     assert "| known (ort-webgpu-shared-beta) | backends-agree |" in known_run.step_summary
 
 
+@pytest.mark.slow
 def test_each_new_finding_is_one_error_annotation(new_run: Run, known_run: Run) -> None:
     errors = [line for line in new_run.stdout.splitlines() if line.startswith("::error ")]
     assert len(errors) == len(new_run.summary.new_findings) >= 1
@@ -149,6 +153,7 @@ def test_each_new_finding_is_one_error_annotation(new_run: Run, known_run: Run) 
     assert "::error" not in known_run.stdout, "a known finding was annotated as an error"
 
 
+@pytest.mark.slow
 def test_outside_github_actions_nothing_is_published(new_run: Run) -> None:
     out = io.StringIO()
     github.publish(new_run.summary, {}, out)

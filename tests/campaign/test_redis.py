@@ -25,6 +25,7 @@ def _shard(tmp_path, url: str, index: int) -> Summary:
     return run_campaign(config, Progress(interval=60))
 
 
+@pytest.mark.slow
 def test_shards_share_findings_through_redis(tmp_path, redis_url):
     first = _shard(tmp_path, redis_url, 1)
     assert first.findings, "shard 1 should find the planted bug"

@@ -33,6 +33,7 @@ def run(tmp_path_factory) -> tuple[Path, Summary]:
     return out, run_campaign(config, Progress(interval=60))
 
 
+@pytest.mark.slow
 def test_near_misses_are_candidates_that_replay_and_promote(run, tmp_path: Path, capsys) -> None:
     out, summary = run
     ratios = [m["ratio"] for m in summary.near_misses]
@@ -52,6 +53,7 @@ def test_near_misses_are_candidates_that_replay_and_promote(run, tmp_path: Path,
     assert capsys.readouterr().err == f"lafuzz promote: {promoted} already exists in the corpus\n"
 
 
+@pytest.mark.slow
 def test_every_plotted_point_names_its_unit_and_case(run) -> None:
     _, summary = run
     html = render_html(summary)
@@ -62,6 +64,7 @@ def test_every_plotted_point_names_its_unit_and_case(run) -> None:
     assert "<h2>Discoveries over time</h2>" in html and f"<code>{summary.near_misses[0]['promote']}</code>" in html
 
 
+@pytest.mark.slow
 def test_first_seen_records_every_bucket_reached_and_every_finding(run) -> None:
     _, summary = run
     buckets = summary.first_seen["buckets"]
@@ -71,6 +74,7 @@ def test_first_seen_records_every_bucket_reached_and_every_finding(run) -> None:
     assert summary.first_seen["findings"] == {}
 
 
+@pytest.mark.slow
 def test_an_older_summary_still_reads_merges_and_renders(run) -> None:
     _, summary = run
     document = json.loads(json.dumps(summary.to_json()))
@@ -85,6 +89,7 @@ def test_an_older_summary_still_reads_merges_and_renders(run) -> None:
     assert all(len(merged.error_cases[p]) == len(merged.error_ratios[p]) for p in merged.error_ratios)
 
 
+@pytest.mark.slow
 def test_merge_keeps_the_earliest_time_of_each_discovery(run) -> None:
     _, summary = run
     later = copy.deepcopy(summary)
@@ -95,6 +100,7 @@ def test_merge_keeps_the_earliest_time_of_each_discovery(run) -> None:
     assert merged.first_seen["buckets"]["new: bucket"] == 7.0
 
 
+@pytest.mark.slow
 def test_each_plot_is_written_as_a_png(run, tmp_path: Path) -> None:
     _, summary = run
     written = write_pngs(summary, tmp_path / "png")
@@ -113,3 +119,26 @@ def test_a_strip_keeps_its_worst_dots_and_a_sample_of_the_rest() -> None:
     assert sorted(shown, reverse=True)[: MAX_POINTS // 2] == sorted(points, reverse=True)[: MAX_POINTS // 2]
     assert min(shown)[0] < 0.1, "the rest of the range is sampled, not dropped"
     assert _thinned(points[:MAX_POINTS]) == points[:MAX_POINTS]
+
+
+OLDEST = Path(__file__).parent / "data" / "summary-2026-11-30.json"
+"""A summary written on 2026-11-30, before ``per_tier`` existed (docs/results/2026-11-30-lavapipe-fixed-slice-3m,
+its database keys, ratio lists and findings cut short to keep the file small)."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kept", ["whole", "trimmed"])
+def test_lafuzz_report_rebuilds_a_summary_written_before_the_newer_fields(kept: str, tmp_path: Path) -> None:
+    """``trimmed``: as kept in docs/results, without the memory samples, ratio lists and database keys."""
+    document = json.loads(OLDEST.read_text())
+    assert "per_tier" not in document
+    if kept == "trimmed":
+        for name in ("rss_samples", "error_ratios", "database_keys"):
+            del document[name]
+    (tmp_path / "summary.json").write_text(json.dumps(document))
+    assert main(["report", str(tmp_path)]) == 0
+    html = (tmp_path / "report.html").read_text()
+    older = Summary.read(tmp_path / "summary.json")
+    assert older.per_tier == {} and older.checked_examples == document["checked_examples"] > 0
+    assert older.exit_status == document["exit_status"]
+    assert f"{older.checked_examples}" in html

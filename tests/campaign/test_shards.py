@@ -74,6 +74,7 @@ def test_shard_auto_needs_a_seed_and_a_shard_in_the_environment(monkeypatch, cap
     assert "found no shard in the environment: set LAFUZZ_SHARD=i/n" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_shard_auto_runs_the_shard_the_environment_names(tmp_path, monkeypatch, capsys):
     _without_shard_variables(monkeypatch)
     monkeypatch.setenv("CI_NODE_INDEX", "2")
@@ -113,6 +114,7 @@ def _shard_run(tmp_path, index: int) -> CampaignConfig:
     return config
 
 
+@pytest.mark.slow
 def test_two_shards_run_disjoint_units_and_merge(tmp_path):
     summaries = []
     for index in (1, 2):

@@ -86,31 +86,31 @@ def test_profiles_do_not_inherit_the_profile_loaded_when_they_are_built() -> Non
 def test_units_run_the_kernel_on_one_runtime_or_more_never_none() -> None:
     """Both token-loop runtimes in ``BOTH_RUNTIMES`` of the units, the chunked prefill in place of
     wgpu-native's generic token loop in ``CHUNKED_UNITS`` and the specialised pipelines in ``SPECIALISED_UNITS``
-    of the small-tier units, and never no kernel at all (a GPU's geometry stands in for Dawn's:
-    ``test_a_gpus_geometry_stands_in_for_dawns_where_heads_stage``)."""
+    of the small-tier units, and never no kernel at all (a GPU's geometry replaces Dawn's:
+    ``test_a_gpus_geometry_replaces_dawns_where_heads_stage``)."""
     plans = [swarm.plan(seed, 50) for seed in range(2000)]
-    stand_ins = (swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_RUNTIME)
-    runtimes = {*swarm.KERNEL_RUNTIMES, *stand_ins, swarm.WIDE_RUNTIME}
+    replacements = (swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_RUNTIME)
+    runtimes = {*swarm.KERNEL_RUNTIMES, *replacements, swarm.WIDE_RUNTIME}
     running = [runtimes - p.sit_out for p in plans]
     assert all(running)
     small = [r for p, r in zip(plans, running, strict=True) if p.tier == swarm.TIERS[0].name]
     shares = {swarm.CHUNKED_RUNTIME: (running, swarm.CHUNKED_UNITS),
               swarm.SPECIALISED_RUNTIME: (small, swarm.SPECIALISED_UNITS)}
-    for stand_in, (units, share) in shares.items():
-        assert abs(sum(stand_in in r for r in units) / len(units) - share) < 0.04, stand_in
-        assert not any({"wgpu", stand_in} <= r for r in running), f"{stand_in} replaces wgpu's generic loop"
+    for replacement, (units, share) in shares.items():
+        assert abs(sum(replacement in r for r in units) / len(units) - share) < 0.04, replacement
+        assert not any({"wgpu", replacement} <= r for r in running), f"{replacement} replaces wgpu's generic loop"
     assert all(swarm.SPECIALISED_RUNTIME in p.sit_out for p in plans if p.tier != swarm.TIERS[0].name)
-    assert not any(set(stand_ins) <= r for r in running), "one form of wgpu-native's kernel per unit"
-    # two runtimes: Dawn's beside one form of wgpu-native's, or beside a stand-in where wgpu's loop sat out anyway
-    stand_in_share = swarm.CHUNKED_UNITS + swarm.SPECIALISED_UNITS * len(small) / len(plans)
-    two = swarm.BOTH_RUNTIMES + (1 - swarm.BOTH_RUNTIMES) / 2 * stand_in_share
+    assert not any(set(replacements) <= r for r in running), "one form of wgpu-native's kernel per unit"
+    # two runtimes: Dawn's beside one form of wgpu-native's, or beside a replacement where wgpu's loop sat out anyway
+    replaced_share = swarm.CHUNKED_UNITS + swarm.SPECIALISED_UNITS * len(small) / len(plans)
+    two = swarm.BOTH_RUNTIMES + (1 - swarm.BOTH_RUNTIMES) / 2 * replaced_share
     assert abs(sum(len(r) == 2 for r in running) / len(plans) - two) < 0.05
     one = next(p for p in plans if "wgpu" in p.sit_out and "wgpu-dawn" not in p.sit_out)
     assert swarm.sitting_out(one, ("oracle", "wgpu", "wgpu-dawn")) >= {"wgpu"}
     assert "wgpu" not in swarm.sitting_out(one, ("oracle", "wgpu")), "the only kernel runtime of a campaign sat out"
 
 
-def test_a_gpus_geometry_stands_in_for_dawns_where_heads_stage() -> None:
+def test_a_gpus_geometry_replaces_dawns_where_heads_stage() -> None:
     """``wgpu-wide`` runs only in units whose head sizes take the staged checkpoint stores at 32 row
     groups (``d > 64``), in ``WIDE_UNITS`` of those, and always in place of Dawn's default geometry."""
     plans = [swarm.plan(seed, 50) for seed in range(4000)]

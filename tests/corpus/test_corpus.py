@@ -77,6 +77,7 @@ def test_merge_keeps_the_first_copy(tmp_path):
     assert next(e for e in merged if e.id == marked.id).finding.known == MARK
 
 
+@pytest.mark.slow
 def test_cuda_import_round_trips(tmp_path):
     refs = load_reference()
     written = import_reference(tmp_path)

@@ -1,6 +1,6 @@
 """Known issues are keyed by implementation and version range: a build of another version is checked
 in full (its failures are new, noted "known in 0.4.0, also in 0.5.0"), and ``--strict`` makes
-known failures new for every version. Fakes stand in for the EP (``support.fakes``): the real
+known failures new for every version. Fakes play the EP (``support.fakes``): the real
 shared-beta defect, reporting version 0.4.0 or 0.5.0."""
 
 from __future__ import annotations
@@ -126,6 +126,7 @@ def test_another_version_on_the_command_line_is_a_regression(capsys):
 STRICT = "ort-webgpu-shared-beta: known in 0.4.0; --strict: reported as new"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("ep", "strict", "note"),
     [("SharedBetaAt050", False, NEXT), ("SharedBetaAt040", True, STRICT)],

@@ -39,6 +39,7 @@ def _ci_backends(entry: corpus.Entry, number: int, available: dict) -> dict:
     return {n: available[n] for n in names if n in available}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("number", range(len(ENTRIES)), ids=lambda i: f"{ENTRIES[i].parent.name}/{ENTRIES[i].name}")
 def test_replay_entry(number, available, backend):
     entry = corpus.read_entry(ENTRIES[number])

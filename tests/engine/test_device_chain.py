@@ -72,6 +72,7 @@ def test_a_chain_case_saved_with_one_call_length_replays() -> None:
 MIX_EXAMPLES = 100
 
 
+@pytest.mark.slow
 def test_chains_often_follow_a_call_that_fills_the_window_with_one_that_does_not() -> None:
     """A call of ``T >= W`` and then one of ``T < W`` on the same present state is the case where a kernel
     that skipped storing the leading zero slots it once wrote (``kernels.BoundCall.encode``) would leave the
@@ -89,6 +90,7 @@ def test_chains_often_follow_a_call_that_fills_the_window_with_one_that_does_not
     assert mixed[True] >= MIX_EXAMPLES // 4, dict(mixed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alignment", [None, 256], ids=["own-alignment", "256-byte-alignment"])
 @pytest.mark.parametrize("name", ["wgpu", "wgpu-dawn"])
 def test_the_property_reaches_rebind_copy_and_keep(name: str, alignment: int | None, need, tmp_path: Path,

@@ -23,7 +23,7 @@ from fuzz.campaign.unit import run_unit
 from fuzz.engine.case import Case
 from fuzz.engine.strategies import Limits
 from fuzz.findings import Kind
-from kernels.linear_attention import WIDE_ROW_GROUPS
+from kernels.options import WIDE_ROW_GROUPS
 from kernels.shader import CHUNK_SIZE, KernelSpec
 
 PROPERTY = "backends-agree"
@@ -57,6 +57,7 @@ def _mutant(cls: type[KernelMutant], need: Callable[..., Backend]) -> Backend:
     return cls()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", MUTANTS, ids=lambda m: m.patch.name)
 def test_the_old_slice_cannot_see_the_mutant(cls: type[KernelMutant], need) -> None:
     bad = _mutant(cls, need)
@@ -66,6 +67,7 @@ def test_the_old_slice_cannot_see_the_mutant(cls: type[KernelMutant], need) -> N
     assert result.checked > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", MUTANTS, ids=lambda m: m.patch.name)
 def test_swarm_units_find_and_shrink_the_mutant(cls: type[KernelMutant], need) -> None:
     bad = _mutant(cls, need)

@@ -249,6 +249,7 @@ MUTANTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("prop", "mutant", "kind", "bounds"), MUTANTS,
                          ids=[f"{p}-{m.name}" for p, m, _, _ in MUTANTS])
 def test_property_catches_mutant(prop: str, mutant: type[Mutant], kind: str, bounds: dict[str, int],
@@ -275,6 +276,7 @@ def test_property_catches_mutant(prop: str, mutant: type[Mutant], kind: str, bou
     assert again.value.finding.signature == failure.signature
 
 
+@pytest.mark.slow
 def test_the_printed_repro_command_reproduces(tmp_path: Path) -> None:
     """The ``lafuzz repro`` line of a failure report, run as printed, re-checks the saved case and fails."""
     failure = _hunt("prefix-oracle", OffByOneSlot(), tmp_path).finding

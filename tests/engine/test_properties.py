@@ -45,6 +45,7 @@ def _check(prop: str, selection: list[Backend | str], tmp_path: Path) -> None:
         pytest.skip(f"{prop} checked nothing on {[b.name for b in selection]}: {dict(result.skips)}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(REGISTRY))
 @pytest.mark.parametrize("prop", list(PROPERTIES))
 def test_property_holds(prop: str, name: str, backend, tmp_path: Path) -> None:
@@ -54,6 +55,7 @@ def test_property_holds(prop: str, name: str, backend, tmp_path: Path) -> None:
     _check(prop, selection, tmp_path)
 
 
+@pytest.mark.slow
 def test_all_backends_agree(available, tmp_path: Path) -> None:
     """Every available backend against every other, pair by pair, slot by slot."""
     if len(available) < 3:
@@ -67,6 +69,7 @@ def test_the_selected_profile_is_in_force(request) -> None:
     assert settings().max_examples == profiles.get(selected).max_examples
 
 
+@pytest.mark.slow
 def test_hypothesis_profile_option_changes_the_settings() -> None:
     """``pytest --hypothesis-profile=campaign`` runs the properties with the campaign's 5000 examples."""
     test = f"{__file__}::test_the_selected_profile_is_in_force"
@@ -93,6 +96,7 @@ def _rule_breaking_cases() -> list[Case]:
     return [*broken, heads_zero.with_attrs(q_num_heads=2, kv_num_heads=0)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in REGISTRY if n != "oracle"])
 def test_error_parity_on_every_rule(name: str, backend) -> None:
     """Every rule broken, deterministically, on each backend (crash-prone ones in a worker process);
@@ -105,6 +109,7 @@ def test_error_parity_on_every_rule(name: str, backend) -> None:
         check_error_parity(case, [backend("oracle")] + ([] if known else [tested]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("issue", [i for i in KNOWN_ISSUES if i.kind not in (Kind.MISMATCH, Kind.REJECTED_VALID)],
                          ids=lambda i: i.id)
 def test_known_invalid_input_findings_still_hold(issue: KnownIssue, backend) -> None:

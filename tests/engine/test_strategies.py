@@ -58,6 +58,7 @@ def valid() -> list[Case]:
     return _sample(cases(LIMITS), 300)
 
 
+@pytest.mark.slow
 def test_valid_cases_are_valid_finite_and_within_limits(valid: list[Case]) -> None:
     for case in valid:
         d = case.dims()
@@ -68,6 +69,7 @@ def test_valid_cases_are_valid_finite_and_within_limits(valid: list[Case]) -> No
         assert np.all(np.abs(output) < limit) and np.all(np.abs(state) < limit), case.summary()
 
 
+@pytest.mark.slow
 def test_valid_cases_reach_every_axis(valid: list[Case]) -> None:
     seen = Counter(label for case in valid for label in buckets(case))
     wanted = [
@@ -99,6 +101,7 @@ def test_shape_and_layout_name_the_cases_dims(shape: Shape, layout: Layout, num:
     assert {name: getattr(dims, name) for name in wanted} == wanted
 
 
+@pytest.mark.slow
 def test_big_limits_reach_head_size_256() -> None:
     big = _sample(cases(Limits.big()), 60)
     assert max(max(c.dims().d_k, c.dims().d_v) for c in big) >= 128

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from fuzz.cli import main
 from fuzz.usage import EXIT_USAGE
 
@@ -32,3 +34,17 @@ def test_an_entry_one_call_cannot_show_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("lafuzz export: ") and len(err.splitlines()) == 1, err
     assert "ran this case as W = 0 prefix runs" in err
+
+
+@pytest.mark.slow
+def test_a_campaign_exports_each_onnx_runtime_finding_beside_its_entry(tmp_path, capsys):
+    """``lafuzz campaign`` hands every entry it writes to the upstream export (the campaign itself knows export
+    only as that callback): an EP finding gets its ``upstream/`` folder."""
+    out = tmp_path / "run"
+    status = main(["campaign", "--examples", "60", "--examples-per-unit", "30", "-j", "1", "--limits", "ci",
+                   "--seed", "2", "--properties", "backends-agree", "--corpus", str(tmp_path / "no-corpus"),
+                   "--backends", "oracle,support.fakes:SharedBetaAt050", "--out", str(out)])
+    assert status == 1
+    [entry] = [p.parent for p in (out / "corpus").rglob("entry.json")]
+    assert sorted(p.name for p in (entry / "upstream").iterdir()) == ["ISSUE.md", "model.onnx", "repro.py",
+                                                                     "test_data_set_0"]

@@ -18,7 +18,7 @@ from fuzz.corpus.entry import Entry, read_entry
 from fuzz.engine.tolerance import Budget, exact_answer
 from fuzz.export import repro_template
 from fuzz.export.bounds import uniform_bounds
-from fuzz.export.exporter import ISSUE, REPRO, UPSTREAM, export_entry
+from fuzz.export.exporter import ISSUE, REPRO, UPSTREAM, export_entry, export_upstream
 from fuzz.export.onnx_files import CHECKER_NOTE, MODEL, TEST_DATA, reference_outputs
 from fuzz.export.plan import Expectation, ExportError, expectation_of, plan
 from oracles.validation import INPUT_NAMES
@@ -121,7 +121,7 @@ def test_an_existing_folder_that_is_not_an_export_is_left_alone(tmp_path):
 
 def test_saving_an_ort_finding_exports_it_beside_the_entry(tmp_path, capsys):
     finding = read_entry(CORPUS / ENTRIES[0]).finding
-    save(finding, tmp_path)
+    save(finding, tmp_path, on_saved=export_upstream)
     upstream = tmp_path / "backends-agree" / finding.id / UPSTREAM
     assert (upstream / REPRO).is_file() and (upstream / MODEL).is_file()
     assert "Not cross-checked at export" in (upstream / ISSUE).read_text()
@@ -130,7 +130,7 @@ def test_saving_an_ort_finding_exports_it_beside_the_entry(tmp_path, capsys):
 
 def test_a_failed_export_keeps_the_entry_and_says_so_in_one_line(tmp_path, capsys):
     finding = read_entry(CORPUS / ENTRIES[0]).finding.with_(property="aliasing")
-    save(finding, tmp_path)
+    save(finding, tmp_path, on_saved=export_upstream)
     entry_dir = tmp_path / "aliasing" / finding.id
     assert read_entry(entry_dir).id == finding.id
     assert not (entry_dir / UPSTREAM).exists()
@@ -140,6 +140,6 @@ def test_a_failed_export_keeps_the_entry_and_says_so_in_one_line(tmp_path, capsy
 
 def test_findings_without_onnx_runtime_are_not_exported(tmp_path, capsys):
     finding = read_entry(CORPUS / ENTRIES[0]).finding.with_(backends=("oracle", "wgpu"), known=None)
-    save(finding, tmp_path)
+    save(finding, tmp_path, on_saved=export_upstream)
     assert not (tmp_path / "backends-agree" / finding.id / UPSTREAM).exists()
     assert capsys.readouterr().err == ""

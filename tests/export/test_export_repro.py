@@ -33,6 +33,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
     return get
 
 
+@pytest.mark.slow
 def test_shared_beta_repro_fails_with_the_worst_element(exported, need):
     need("ort-webgpu")
     run = run_repro(exported(SHARED_BETA))
@@ -43,6 +44,7 @@ def test_shared_beta_repro_fails_with_the_worst_element(exported, need):
     assert "DEFECT: WebGpuExecutionProvider returned wrong values" in run.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CRASHES))
 def test_crash_repro_reports_the_signal(exported, need, name):
     need("ort-webgpu")
@@ -53,33 +55,29 @@ def test_crash_repro_reports_the_signal(exported, need, name):
     assert f"DEFECT: session.run died with {CRASHES[name]}" in run.output, run.output
 
 
-def test_cpu_ep_passes_the_shared_beta_case(exported, need):
+@pytest.mark.slow
+@pytest.mark.parametrize(("entry", "said"), [
+    (SHARED_BETA, ("fixed: CPUExecutionProvider agrees with the reference within the tolerance",)),
+    ("error-parity/ort-webgpu-empty-sequence",
+     ("fixed: CPUExecutionProvider returned an empty output and passed the past state through",)),
+    ("error-parity/ort-webgpu-unvalidated-shapes", ("fixed: session.run refused the case: ", "decay must be rank 3")),
+], ids=["shared-beta", "empty-sequence", "unvalidated-shape"])
+def test_the_cpu_ep_is_fixed_for_the_webgpu_eps_defects(entry: str, said: tuple[str, ...], exported, need):
+    """Each case the WebGPU EP gets wrong, the CPU EP gets right: its repro says ``fixed`` (exit 0), and why."""
     need("ort-cpu")
-    run = run_repro(exported(SHARED_BETA), "--ep", "CPUExecutionProvider")
+    run = run_repro(exported(entry), "--ep", "CPUExecutionProvider")
     assert run.status == 0, run.output
-    assert "fixed: CPUExecutionProvider agrees with the reference within the tolerance" in run.output
+    assert all(line in run.output for line in said), run.output
 
 
-def test_cpu_ep_passes_the_empty_sequence_through(exported, need):
-    need("ort-cpu")
-    run = run_repro(exported("error-parity/ort-webgpu-empty-sequence"), "--ep", "CPUExecutionProvider")
-    assert run.status == 0, run.output
-    assert "fixed: CPUExecutionProvider returned an empty output and passed the past state through" in run.output
-
-
-def test_cpu_ep_rejects_the_unvalidated_shape(exported, need):
-    need("ort-cpu")
-    run = run_repro(exported("error-parity/ort-webgpu-unvalidated-shapes"), "--ep", "CPUExecutionProvider")
-    assert run.status == 0, run.output
-    assert "fixed: session.run refused the case: " in run.output and "decay must be rank 3" in run.output
-
-
+@pytest.mark.slow
 def test_an_ep_this_onnxruntime_lacks_cannot_be_checked(exported):
     run = run_repro(exported(SHARED_BETA), "--ep", "NoSuchExecutionProvider")
     assert run.status == 2, run.output
     assert "cannot check here: NoSuchExecutionProvider is not in this onnxruntime" in run.output
 
 
+@pytest.mark.slow
 def test_a_model_this_onnxruntime_cannot_load_is_never_fixed(exported, need, tmp_path: Path):
     """An older schema refuses the node at load time (as onnxruntime-webgpu 1.27.0 refuses ``state_window``):
     that says nothing about the defect, so the verdict is "cannot check" (exit 2), not "fixed" (exit 0)."""

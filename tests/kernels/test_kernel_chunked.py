@@ -12,13 +12,16 @@ chunks (``C - 1``, ``C``, ``C + 1``, ``2C + 3``).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from test_kernel_parity import DTYPES, IMPLEMENTATIONS, assert_bitwise, kernel_or_skip, make_inputs, poisoned
 
 from fuzz.engine.case import Case
 from fuzz.engine.compare import assert_agrees_with_oracle, assert_results_agree
-from kernels.linear_attention import PREFILLS, WIDE_ROW_GROUPS, LinearAttentionKernel, linear_attention
+from kernels.linear_attention import LinearAttentionKernel, linear_attention
+from kernels.options import PREFILLS, WIDE_ROW_GROUPS, KernelOptions
 from kernels.shader import CHUNK_SIZE, MAX_ROW_GROUPS, KernelSpec
 from oracles.validation import UPDATE_RULES, Dims
 
@@ -58,6 +61,7 @@ def seq_lens_for(index: int, window: int) -> tuple[int, ...]:
     return tuple(sorted({*edges, *(t for t in (window - 1, window) if t >= 1)}))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(HEADS)))
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
@@ -70,7 +74,8 @@ def test_chunked_prefill_sweep(implementation: str, dtype: type, index: int) -> 
     h_q, h_kv, _ = config["heads"]
     attrs = {"q_num_heads": h_q, "kv_num_heads": h_kv, "update_rule": config["rule"], "scale": config["scale"],
              "state_window": window}
-    run = {"implementation": implementation, "path": config["path"]}
+    token_loop = KernelOptions(implementation, path=config["path"])
+    run = {"options": replace(token_loop, prefill="chunked")}
     rng = np.random.default_rng(100 + index + 50 * int(dtype == np.float16))
     for seq_len in seq_lens_for(index, window):
         inputs = make_inputs(rng, dtype=dtype, batch=config["batch"], seq_len=seq_len, heads=config["heads"],
@@ -78,15 +83,15 @@ def test_chunked_prefill_sweep(implementation: str, dtype: type, index: int) -> 
                              decay_per_row=config["decay_per_row"], beta_shared=config["beta_shared"])
         case = Case(inputs, attrs)
         where = f"{implementation} T={seq_len} {np.dtype(dtype)} {config}"
-        chunked = linear_attention(**inputs, **attrs, **run, prefill="chunked")
-        token = linear_attention(**inputs, **attrs, **run, prefill="token")
+        chunked = linear_attention(**inputs, **attrs, **run)
+        token = linear_attention(**inputs, **attrs, options=token_loop)
         assert_agrees_with_oracle(case, chunked, label=f"chunked {where}")
         assert_results_agree(case, chunked, token, labels=(f"chunked {where}", "token loop"))
 
-        again = linear_attention(**inputs, **attrs, **run, prefill="chunked")
+        again = linear_attention(**inputs, **attrs, **run)
         assert_bitwise(again[0], chunked[0], f"output run to run, {where}")
         assert_bitwise(again[1], chunked[1], f"present_state run to run, {where}")
-        aliased = linear_attention(**inputs, **attrs, **run, prefill="chunked", aliased=True)
+        aliased = linear_attention(**inputs, **attrs, **run, aliased=True)
         assert_bitwise(aliased[0], chunked[0], f"aliased output, {where}")
         assert_bitwise(aliased[1], chunked[1], f"aliased present_state, {where}")
         if window == 0:
@@ -95,8 +100,7 @@ def test_chunked_prefill_sweep(implementation: str, dtype: type, index: int) -> 
         legacy = {**inputs}
         if "past_state" in inputs:
             legacy["past_state"] = inputs["past_state"][window - 1]
-        legacy_output, legacy_state = linear_attention(**legacy, **{**attrs, "state_window": 0}, **run,
-                                                       prefill="chunked")
+        legacy_output, legacy_state = linear_attention(**legacy, **{**attrs, "state_window": 0}, **run)
         assert_bitwise(chunked[0], legacy_output, f"output vs W=0, {where}")
         assert_bitwise(chunked[1][window - 1], legacy_state, f"slot W-1 vs W=0 state, {where}")
         leading = max(0, window - seq_len)
@@ -105,11 +109,12 @@ def test_chunked_prefill_sweep(implementation: str, dtype: type, index: int) -> 
         if "past_state" in inputs and window > 1:
             bad = {**inputs, "past_state": poisoned(inputs["past_state"])}
             for alias in (False, True):
-                got = linear_attention(**bad, **attrs, **run, prefill="chunked", aliased=alias)
+                got = linear_attention(**bad, **attrs, **run, aliased=alias)
                 assert_bitwise(got[0], chunked[0], f"poisoned output (aliased={alias}), {where}")
                 assert_bitwise(got[1], chunked[1], f"poisoned present_state (aliased={alias}), {where}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_chunked_prefill_gives_the_same_bits_on_every_kernel_path(implementation: str) -> None:
     """Scalar or vector columns, workgroup or subgroup reduction: the chunked prefill has one order of every
@@ -123,8 +128,8 @@ def test_chunked_prefill_gives_the_same_bits_on_every_kernel_path(implementation
         for bound in (MAX_ROW_GROUPS, WIDE_ROW_GROUPS):
             groups = KernelSpec.for_dims(Case(inputs, attrs).dims(), bound).row_groups
             paths = ["scalar", "workgroup", *(["subgroup"] if size is not None and groups <= size else [])]
-            results = {p: linear_attention(**inputs, **attrs, implementation=implementation, path=p, prefill="chunked",
-                                           max_row_groups=bound) for p in paths}
+            results = {p: linear_attention(**inputs, **attrs, options=KernelOptions(
+                implementation, path=p, max_row_groups=bound, prefill="chunked")) for p in paths}
             for path in paths[1:]:
                 where = f"{implementation} chunked {path}@{bound} vs scalar, d_k={d_k} d_v={d_v}"
                 assert_bitwise(results[path][0], results["scalar"][0], f"output, {where}")
@@ -141,19 +146,21 @@ def _dims(seq_len: int) -> Dims:
 def test_prefill_choice_and_pipeline_cache(implementation: str) -> None:
     """The token loop unless the chunked prefill is asked for, at every length; the two prefills of one
     geometry are two cached pipelines."""
-    device = kernel_or_skip(implementation).device
-    choices = {prefill: LinearAttentionKernel(device, prefill=prefill) for prefill in PREFILLS}
-    assert LinearAttentionKernel(device).prefill == "token"
+    kernel_or_skip(implementation)
+    choices = {prefill: LinearAttentionKernel(KernelOptions(implementation, prefill=prefill)) for prefill in PREFILLS}
+    default = LinearAttentionKernel(KernelOptions(implementation))
     for seq_len in (1, CHUNK_SIZE - 1, CHUNK_SIZE, 4 * CHUNK_SIZE):
         dims = _dims(seq_len)
         assert choices["chunked"].spec_for(dims).chunked and not choices["token"].spec_for(dims).chunked
+        assert not default.spec_for(dims).chunked
     token, chunked = choices["token"].spec_for(_dims(1)), choices["chunked"].spec_for(_dims(1))
     assert choices["token"].pipeline(token) is not choices["token"].pipeline(chunked)
     assert choices["token"].cached_pipelines == 2 and choices["token"].compilations == 2
     with pytest.raises(ValueError, match="prefill 'sometimes'"):
-        LinearAttentionKernel(device, prefill="sometimes")
+        KernelOptions(implementation, prefill="sometimes")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", ["gated", "gated_delta"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_a_strongly_decayed_seed_is_not_lost(implementation: str, rule: str) -> None:
@@ -176,8 +183,8 @@ def test_a_strongly_decayed_seed_is_not_lost(implementation: str, rule: str) -> 
         inputs["beta"] = np.full((batch, seq_len, heads), 0.5, np.float32)
     attrs = {"q_num_heads": heads, "kv_num_heads": heads, "update_rule": rule, "state_window": window}
     case = Case(inputs=inputs, attrs=attrs)
-    chunked = linear_attention(**inputs, **attrs, implementation=implementation, prefill="chunked")
-    token = linear_attention(**inputs, **attrs, implementation=implementation)
+    chunked = linear_attention(**inputs, **attrs, options=KernelOptions(implementation, prefill="chunked"))
+    token = linear_attention(**inputs, **attrs, options=KernelOptions(implementation))
     assert np.all(chunked[0][:, :seq_len - 2] != 0), "a strongly decayed seed's share of an output lost"
     assert_agrees_with_oracle(case, chunked, label="chunked")
     assert_results_agree(case, chunked, token, labels=("chunked", "token loop"))

@@ -13,6 +13,7 @@ from fuzz.backends import Rejected, Unavailable, Unsupported, create
 from fuzz.engine.case import Case
 from kernels.device import FeatureMissing, KernelUnsupported, get_device
 from kernels.linear_attention import PARAMS_BYTES, LinearAttentionKernel, linear_attention, scratch_bytes, workspaces
+from kernels.options import KernelOptions
 from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS, kernel_times_ns
 
 ATTRS = {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated_delta", "state_window": 3}
@@ -42,7 +43,7 @@ def test_live_bytes_are_inputs_outputs_window_and_uniform(implementation: str, d
     cache.clear()
     before_bytes, before_buffers = memory.live_bytes, memory.live_buffers
     inputs = small_inputs(dtype, seq_len=seq_len)  # odd fp16 sizes exercise the 4-byte padding
-    output, _ = linear_attention(**inputs, **ATTRS, aliased=aliased, implementation=implementation)
+    output, _ = linear_attention(**inputs, **ATTRS, aliased=aliased, options=KernelOptions(implementation))
     # gated_delta with per-head decay and beta binds every input; the state is one buffer when aliased
     state = padded(inputs["past_state"])
     scratch = scratch_bytes(ATTRS["state_window"], seq_len)
@@ -52,7 +53,7 @@ def test_live_bytes_are_inputs_outputs_window_and_uniform(implementation: str, d
     uniforms = scratch // PARAMS_BYTES
     assert memory.live_buffers - before_buffers == len(inputs) + 2 + uniforms - int(aliased)  # + output, present
     allocations = memory.allocations
-    linear_attention(**inputs, **ATTRS, aliased=aliased, implementation=implementation)
+    linear_attention(**inputs, **ATTRS, aliased=aliased, options=KernelOptions(implementation))
     assert memory.allocations == allocations, "a repeated call of the same shape must reuse its buffers"
     cache.clear()
     assert (memory.live_bytes, memory.live_buffers) == (before_bytes, before_buffers)
@@ -73,7 +74,8 @@ def test_device_resident_redispatch_allocates_nothing(implementation: str) -> No
     state = device.download(call.present_state)
     expected = inputs["past_state"]
     for _ in range(3):
-        _, expected = linear_attention(**{**inputs, "past_state": expected}, **ATTRS, implementation=implementation)
+        _, expected = linear_attention(**{**inputs, "past_state": expected}, **ATTRS,
+                                       options=KernelOptions(implementation))
         expected = expected.copy()
         expected[:-1] = 0.0  # unread slots; only slot W-1 seeds the next call
     assert_bitwise(state[-1], expected[-1], "slot W-1 after three chained dispatches")
@@ -121,7 +123,7 @@ def test_rebind_chain_equals_copy_chain(implementation: str) -> None:
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_pipelines_are_compiled_once_per_geometry_and_cache_is_bounded(implementation: str) -> None:
     kernel = kernel_or_skip(implementation)
-    small = LinearAttentionKernel(kernel.device, max_pipelines=2, specialise=False)
+    small = LinearAttentionKernel(KernelOptions(implementation, specialise=False), kernel.device, max_pipelines=2)
 
     def upload(d_k: int) -> dict:
         inputs = make_inputs(np.random.default_rng(d_k), dtype=np.float32, batch=1, seq_len=4, heads=(2, 2, 2),
@@ -152,8 +154,8 @@ def test_specialised_pipelines_are_compiled_once_per_call_shape(implementation: 
     """Specialised (a GPU's default): one pipeline per shape and layout, shared by calls that differ only in
     batch, length, window, binding or seed; and by default a software adapter keeps the generic pipelines."""
     device = kernel_or_skip(implementation).device
-    assert LinearAttentionKernel(device).specialise is not device.software
-    kernel = LinearAttentionKernel(device, specialise=True)
+    assert LinearAttentionKernel(KernelOptions(implementation), device).specialise is not device.software
+    kernel = LinearAttentionKernel(KernelOptions(implementation, specialise=True), device)
 
     def prepare(batch: int = 1, seq_len: int = 4, window: int = 3, d_k: int = 4, rule: str = "gated_delta",
                 aliased: bool = False) -> object:
@@ -193,7 +195,7 @@ def test_invalid_input_never_reaches_the_gpu(implementation: str) -> None:
         with pytest.raises(oracles.ValidationError) as expected:
             oracles.linear_attention(**arrays, **attrs)
         with pytest.raises(oracles.ValidationError) as got:
-            linear_attention(**arrays, **attrs, implementation=implementation)
+            linear_attention(**arrays, **attrs, options=KernelOptions(implementation))
         assert str(got.value) == str(expected.value)
     assert kernel.device.memory.allocations == allocations
 
@@ -202,10 +204,10 @@ def test_invalid_input_never_reaches_the_gpu(implementation: str) -> None:
 def test_missing_feature_and_dtype_are_clear_errors(implementation: str, monkeypatch: pytest.MonkeyPatch) -> None:
     kernel = kernel_or_skip(implementation)
     with pytest.raises(KernelUnsupported, match="float64"):
-        linear_attention(**small_inputs(np.float64), **ATTRS, implementation=implementation)
+        linear_attention(**small_inputs(np.float64), **ATTRS, options=KernelOptions(implementation))
     monkeypatch.setattr(kernel.device, "features", kernel.device.features - {"shader-f16"})
     with pytest.raises(FeatureMissing, match="lacks WebGPU feature 'shader-f16'"):
-        linear_attention(**small_inputs(np.float16), **ATTRS, implementation=implementation)
+        linear_attention(**small_inputs(np.float16), **ATTRS, options=KernelOptions(implementation))
 
 
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)

@@ -19,14 +19,8 @@ import pytest
 from fuzz.engine.case import Case
 from fuzz.engine.compare import assert_agrees_with_oracle
 from kernels.device import DeviceUnavailable, FeatureMissing
-from kernels.linear_attention import (
-    MAX_D_K,
-    ROW_GROUP_CHOICES,
-    WIDE_ROW_GROUPS,
-    LinearAttentionKernel,
-    get_kernel,
-    linear_attention,
-)
+from kernels.linear_attention import MAX_D_K, LinearAttentionKernel, get_kernel, linear_attention
+from kernels.options import ROW_GROUP_CHOICES, WIDE_ROW_GROUPS, KernelOptions
 from kernels.shader import MAX_INVOCATIONS, MAX_ROW_GROUPS, VECTOR_LANES, KernelSpec
 from oracles.prefix import prefix_inputs
 from oracles.rollback import represented_acceptances
@@ -45,7 +39,7 @@ def kernel_or_skip(implementation: str, dtype: type = np.float32, path: str = "a
     path the subgroups feature: a skip, not a failure.
     """
     try:
-        kernel = get_kernel(implementation, path=path)
+        kernel = get_kernel(KernelOptions(implementation, path=path))
     except DeviceUnavailable as err:
         pytest.skip(f"WebGPU implementation {implementation!r} unavailable: {err}")
     if path == "subgroup" and kernel.device.subgroup_size is None:
@@ -152,6 +146,7 @@ def test_geometry_covers_every_row_and_column(d_v: int) -> None:
     assert len(classes) <= 8, sorted(classes, key=str)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", REDUCTIONS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("window", range(9))
@@ -160,8 +155,7 @@ def test_window_sweep(implementation: str, window: int, dtype: type, path: str) 
     """For every T in 1..W+1: oracle parity, W=0 parity, aliased = separate, poison-proof, zero slots."""
     kernel_or_skip(implementation, dtype, path)
     rng = np.random.default_rng(1000 * window + int(dtype == np.float16))
-    check_window_contract({"implementation": implementation, "path": path}, sweep_config(window, dtype), window,
-                          dtype, rng)
+    check_window_contract(KernelOptions(implementation, path=path), sweep_config(window, dtype), window, dtype, rng)
 
 
 @pytest.mark.parametrize("window", [1, 5])
@@ -172,15 +166,15 @@ def test_staged_stores_keep_the_window_contract(implementation: str, window: int
     kernel_or_skip(implementation)
     config = {**sweep_config(window, np.float32), "d_k": 100 + window, "d_v": 12}
     assert KernelSpec.for_sizes("float32", config["d_k"], config["d_v"], 32).staged_stores
-    run = {"implementation": implementation, "path": "workgroup", "max_row_groups": 32}
+    options = KernelOptions(implementation, path="workgroup", max_row_groups=32)
     rng = np.random.default_rng(window)
-    check_window_contract(run, config, window, np.float32, rng)
+    check_window_contract(options, config, window, np.float32, rng)
 
 
-def check_window_contract(run: dict, config: dict, window: int, dtype: type, rng: np.random.Generator) -> None:
+def check_window_contract(options: KernelOptions, config: dict, window: int, dtype: type,
+                          rng: np.random.Generator) -> None:
     """For every T in 1..W+1 of one configuration: oracle parity, W=0 parity, aliased = separate,
     poison-proof, zero slots."""
-    implementation = run["implementation"]
     for seq_len in range(1, window + 2):
         inputs = make_inputs(
             rng, dtype=dtype, batch=config["batch"], seq_len=seq_len, heads=config["heads"], d_k=config["d_k"],
@@ -188,11 +182,12 @@ def check_window_contract(run: dict, config: dict, window: int, dtype: type, rng
             beta_shared=config["beta_shared"],
         )
         attrs = attrs_of(config, window)
-        where = f"{run} W={window} T={seq_len} {np.dtype(dtype)} {config}"
-        output, present = linear_attention(**inputs, **attrs, **run)
-        assert_agrees_with_oracle(Case(inputs, attrs), (output, present), label=implementation)
+        where = f"{options.implementation} {options.path}@{options.max_row_groups} W={window} T={seq_len} " \
+                f"{np.dtype(dtype)} {config}"
+        output, present = linear_attention(**inputs, **attrs, options=options)
+        assert_agrees_with_oracle(Case(inputs, attrs), (output, present), label=options.implementation)
 
-        aliased = linear_attention(**inputs, **attrs, aliased=True, **run)
+        aliased = linear_attention(**inputs, **attrs, aliased=True, options=options)
         assert_bitwise(aliased[0], output, f"aliased output, {where}")
         assert_bitwise(aliased[1], present, f"aliased present_state, {where}")
         if window == 0:
@@ -201,8 +196,7 @@ def check_window_contract(run: dict, config: dict, window: int, dtype: type, rng
         legacy = {**inputs}
         if "past_state" in inputs:
             legacy["past_state"] = inputs["past_state"][window - 1]
-        legacy_output, legacy_state = linear_attention(**legacy, **{**attrs, "state_window": 0},
-                                                       **run)
+        legacy_output, legacy_state = linear_attention(**legacy, **{**attrs, "state_window": 0}, options=options)
         assert_bitwise(output, legacy_output, f"output vs W=0, {where}")
         assert_bitwise(present[window - 1], legacy_state, f"slot W-1 vs W=0 state, {where}")
         leading = max(0, window - seq_len)
@@ -212,7 +206,7 @@ def check_window_contract(run: dict, config: dict, window: int, dtype: type, rng
         if "past_state" in inputs and window > 1:
             bad = {**inputs, "past_state": poisoned(inputs["past_state"])}
             for alias in (False, True):
-                got = linear_attention(**bad, **attrs, aliased=alias, **run)
+                got = linear_attention(**bad, **attrs, aliased=alias, options=options)
                 assert_bitwise(got[0], output, f"poisoned output (aliased={alias}), {where}")
                 assert_bitwise(got[1], present, f"poisoned present_state (aliased={alias}), {where}")
 
@@ -221,6 +215,7 @@ PATH_SIZES = [(1, 4), (3, 8), (8, 5), (9, 12), (17, 16), (128, 128)]
 """(d_k, d_v): one to sixteen row groups, vector (d_v % 4 == 0) and scalar columns, one and two tiles."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_every_kernel_path_gives_the_same_bits(implementation: str, dtype: type) -> None:
@@ -241,8 +236,9 @@ def test_every_kernel_path_gives_the_same_bits(implementation: str, dtype: type)
             if size is not None and KernelSpec.for_dims(dims, bound).row_groups <= size:
                 paths.append("subgroup")
                 compared_subgroup += 1
-            results = {p: linear_attention(**inputs, **attrs, implementation=implementation, path=p,
-                                           max_row_groups=bound) for p in paths}
+            results = {p: linear_attention(**inputs, **attrs, options=KernelOptions(implementation, path=p,
+                                                                                   max_row_groups=bound))
+                       for p in paths}
             assert_agrees_with_oracle(Case(inputs, attrs), results["scalar"], label=f"{implementation} scalar@{bound}")
             for path in paths[1:]:
                 where = f"{implementation} {np.dtype(dtype)} {path}@{bound} vs scalar, d_k={d_k} d_v={d_v} {rule}"
@@ -260,6 +256,7 @@ SPECIALISED_CASES = [
 """Standard and inverse GQA, n_k < H_kv, both decay and beta layouts, both prefills and state bindings."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", DTYPES, ids=["fp32", "fp16"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_pipelines_specialised_on_the_shape_agree_with_the_generic_ones(implementation: str, dtype: type) -> None:
@@ -273,8 +270,8 @@ def test_pipelines_specialised_on_the_shape_agree_with_the_generic_ones(implemen
         inputs = make_inputs(np.random.default_rng(index), dtype=dtype, batch=2, seq_len=5, heads=heads, d_k=d_k,
                              d_v=d_v, window=3, past=True, decay_per_row=per_row, beta_shared=shared)
         attrs = {"q_num_heads": heads[0], "kv_num_heads": heads[1], "update_rule": rule, "state_window": 3}
-        results = {specialise: linear_attention(**inputs, **attrs, implementation=implementation, prefill=prefill,
-                                                aliased=aliased, specialise=specialise) for specialise in (False, True)}
+        results = {specialise: linear_attention(**inputs, **attrs, aliased=aliased, options=KernelOptions(
+            implementation, prefill=prefill, specialise=specialise)) for specialise in (False, True)}
         for specialise, form in ((True, "specialised"), (False, "generic")):
             assert_agrees_with_oracle(Case(inputs, attrs), results[specialise],
                                       label=f"{implementation} {form} {prefill}, case {index}")
@@ -284,6 +281,7 @@ def test_pipelines_specialised_on_the_shape_agree_with_the_generic_ones(implemen
             assert_bitwise(results[True][1], results[False][1], f"present_state, {where}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("row_groups", ROW_GROUP_CHOICES)
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_every_row_group_bound_agrees_with_the_oracle(implementation: str, row_groups: int) -> None:
@@ -294,7 +292,7 @@ def test_every_row_group_bound_agrees_with_the_oracle(implementation: str, row_g
         inputs = make_inputs(np.random.default_rng(index), dtype=np.float32, batch=1, seq_len=3, heads=(4, 2, 1),
                              d_k=d_k, d_v=d_v, window=4, past=True, decay_per_row=index % 2 == 1, beta_shared=False)
         attrs = {"q_num_heads": 4, "kv_num_heads": 2, "update_rule": UPDATE_RULES[index % 4], "state_window": 4}
-        got = linear_attention(**inputs, **attrs, implementation=implementation, max_row_groups=row_groups)
+        got = linear_attention(**inputs, **attrs, options=KernelOptions(implementation, max_row_groups=row_groups))
         assert_agrees_with_oracle(Case(inputs, attrs), got, label=f"{implementation} @{row_groups} d_k={d_k}")
 
 
@@ -309,7 +307,7 @@ def test_large_and_odd_heads(implementation: str, shape: tuple) -> None:
     inputs = make_inputs(rng, dtype=dtype, batch=2, seq_len=3, heads=(1, 2, 1), d_k=d_k, d_v=d_v, window=2,
                          past=True, decay_per_row=True, beta_shared=False)
     attrs = {"q_num_heads": 1, "kv_num_heads": 2, "update_rule": "gated_delta", "state_window": 2}
-    output, present = linear_attention(**inputs, **attrs, implementation=implementation)
+    output, present = linear_attention(**inputs, **attrs, options=KernelOptions(implementation))
     assert_agrees_with_oracle(Case(inputs, attrs), (output, present), label=implementation)
 
 
@@ -322,10 +320,10 @@ def test_many_query_heads_per_kv_head(implementation: str, rule: str, q_heads: i
     inputs = make_inputs(rng, dtype=np.float32, batch=2, seq_len=4, heads=(q_heads, 1, 1), d_k=9, d_v=5, window=2,
                          past=True, decay_per_row=q_heads % 2 == 1, beta_shared=False)
     attrs = {"q_num_heads": q_heads, "kv_num_heads": 1, "update_rule": rule, "state_window": 2}
-    output, present = linear_attention(**inputs, **attrs, implementation=implementation)
+    output, present = linear_attention(**inputs, **attrs, options=KernelOptions(implementation))
     assert_agrees_with_oracle(Case(inputs, attrs), (output, present), label=implementation)
     legacy = {**inputs, "past_state": inputs["past_state"][-1]}
-    legacy_output, _ = linear_attention(**legacy, **{**attrs, "state_window": 0}, implementation=implementation)
+    legacy_output, _ = linear_attention(**legacy, **{**attrs, "state_window": 0}, options=KernelOptions(implementation))
     assert_bitwise(output, legacy_output, f"output vs W=0, {rule} H_q={q_heads}")
 
 
@@ -389,11 +387,11 @@ def test_select_and_resume_on_gpu(implementation: str, dtype: type, aliased: boo
                 seed = original_seed
             else:
                 cut = {**prefix_inputs(first, accepted), "past_state": original_seed}
-                _, seed = linear_attention(**cut, **legacy_attrs, implementation=implementation)
+                _, seed = linear_attention(**cut, **legacy_attrs, options=KernelOptions(implementation))
             next_past = np.full_like(second["past_state"], np.nan)
             next_past[window - 1] = seed
             resumed_case = Case({**second, "past_state": next_past}, attrs)
-            fresh = linear_attention(**resumed_case.kwargs(), implementation=implementation)
+            fresh = linear_attention(**resumed_case.kwargs(), options=KernelOptions(implementation))
             assert_bitwise(resumed_output, fresh[0], f"resumed output, {where}")
             assert_bitwise(resumed_state, fresh[1], f"resumed present_state, {where}")
             assert_agrees_with_oracle(resumed_case, (resumed_output, resumed_state), label=f"resumed {where}")

@@ -15,6 +15,7 @@ from test_kernel_parity import IMPLEMENTATIONS, assert_bitwise, kernel_or_skip, 
 
 from kernels.device import DeviceTensor
 from kernels.linear_attention import BoundCall, LinearAttentionKernel, get_kernel, linear_attention
+from kernels.options import KernelOptions
 
 W = 4
 ATTRS = {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated_delta", "state_window": W}
@@ -30,7 +31,7 @@ def tokens(seq_len: int) -> dict[str, np.ndarray]:
 
 def zeros_kernel(implementation: str, prefill: str) -> LinearAttentionKernel:
     kernel_or_skip(implementation)
-    return get_kernel(implementation, prefill=prefill)
+    return get_kernel(KernelOptions(implementation, prefill=prefill))
 
 
 class Calls:
@@ -58,7 +59,7 @@ class Calls:
         seed = expected = self.device.download(self.past)
         for _ in range(times):
             _, expected = linear_attention(**{**self.host[seq_len], "past_state": seed}, **ATTRS,
-                                           implementation=self.device.implementation, prefill=self.kernel.prefill)
+                                           options=self.kernel.options)
             if self.past is self.present:  # the aliased binding: each dispatch resumes from the previous one
                 seed = expected
         call.dispatch(times=times)
@@ -82,6 +83,7 @@ class Calls:
             tensor.release()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prefill", ["token", "chunked"])
 @pytest.mark.parametrize("aliased", [False, True], ids=["separate", "aliased"])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)

@@ -67,6 +67,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     return pytester
 
 
+@pytest.mark.slow
 def test_the_plan_passes_on_correct_backends(project: pytest.Pytester) -> None:
     """Every property is a test, on the oracle and ORT's CPU EP together, under the project's profile."""
     junit = project.path / "junit.xml"
@@ -90,6 +91,7 @@ def test_the_plan_passes_on_correct_backends(project: pytest.Pytester) -> None:
     assert examples and max(examples) <= 8, examples  # the project's profile, not lafuzz's ci (25 examples)
 
 
+@pytest.mark.slow
 def test_a_broken_backend_fails_with_the_mismatch_report_and_a_working_repro_command(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess(
         *PLUGIN,
@@ -132,6 +134,7 @@ settings.register_profile("shared", max_examples=8, database=shared, deadline=No
 """
 
 
+@pytest.mark.slow
 def test_a_profile_database_on_a_stopped_server_does_not_fail_the_plan(project: pytest.Pytester) -> None:
     """The profile's Redis database is gone: the plan's tests pass on a local stand-in, said once when lost and
     once in the session summary, with the failure of a broken backend still reported and saved."""
@@ -151,6 +154,7 @@ def test_a_profile_database_on_a_stopped_server_does_not_fail_the_plan(project: 
     assert "Traceback" not in text and "ConnectionError" not in text.replace("(ConnectionError:", "")
 
 
+@pytest.mark.slow
 def test_without_its_options_the_plugin_collects_nothing_of_its_own(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess(*PLUGIN, "--collect-only", "-q")
     assert result.ret == 0
@@ -175,6 +179,7 @@ def test_a_bad_option_is_a_usage_error(project: pytest.Pytester, options: list[s
     result.stderr.fnmatch_lines([f"*{message}*"])
 
 
+@pytest.mark.slow
 def test_an_unavailable_backend_skips_with_the_reason(project: pytest.Pytester) -> None:
     project.makepyfile(
         absent="""

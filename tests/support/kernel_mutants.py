@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuzz.backends.wgpu_kernel import WgpuDawnBackend
-from kernels.linear_attention import WIDE_ROW_GROUPS
+from kernels.options import WIDE_ROW_GROUPS
 from kernels.shader import TEMPLATES, template_source
 
 
