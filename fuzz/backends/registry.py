@@ -19,6 +19,8 @@ REGISTRY: dict[str, str] = {
     "ort-cpu": "fuzz.backends.ort_cpu:OrtCpuBackend",
     "ort-webgpu": "fuzz.backends.ort_webgpu:OrtWebGpuBackend",
     "ort-cuda": "fuzz.backends.ort_cuda:OrtCudaBackend",
+    "ort-node": "fuzz.backends.ort_node:OrtNodeBackend",
+    "ort-webgpu-builtin": "fuzz.backends.ort_webgpu_builtin:OrtWebGpuBuiltinBackend",
     "wgpu": "fuzz.backends.wgpu_kernel:WgpuNativeBackend", "wgpu-dawn": "fuzz.backends.wgpu_kernel:WgpuDawnBackend",
     "wgpu-chunked": "fuzz.backends.wgpu_kernel:WgpuChunkedBackend",
     "wgpu-wide": "fuzz.backends.wgpu_kernel:WgpuWideBackend",
