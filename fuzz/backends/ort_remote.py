@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import threading
@@ -57,7 +58,7 @@ class WorkerLink:
     ``command`` starts it (``--reply-fd N`` is appended: replies come on that pipe, never on stdout). Its
     stderr is passed on to ours line by line (the last lines are kept for a failure to start). The first
     reply (to ``hello``) is ``info``; a ``process_groups`` list in it names the worker's own detached
-    children (a browser), killed with it.
+    children (a browser), killed with it, and ``scratch`` the folders removed after it (a browser profile).
     """
 
     def __init__(self, name: str, command: list[str], *, cwd: Path | None = None,
@@ -200,6 +201,8 @@ class WorkerLink:
         for group in groups[1:]:  # a browser outlives its driver unless killed too
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(group, signal.SIGKILL)
+        for folder in self.info.get("scratch", []):  # what it would have removed, had it ended by itself
+            shutil.rmtree(folder, ignore_errors=True)
         os.close(self._replies)
         self._replies = -1
         return how_it_ended(process.returncode)

@@ -176,6 +176,8 @@ class OrtBackend(Backend):
         self.ort = self._runtime()
         self._load()
         self._sessions = SessionCache(cache_size or self._session_cache_size())
+        self.dtype_refusals: dict[str, str] = {}
+        """dtype -> the EP's message refusing the probe's case of that dtype (e.g. no shader-f16 here)."""
         self.window_probe_message: str | None = None
         """The EP's message refusing ``W > 0`` (None when it accepted the probe)."""
         self._capabilities = self._probe()
@@ -221,8 +223,12 @@ class OrtBackend(Backend):
         Once the probe has seen the EP refuse ``W > 0`` (its kernel rejects the attribute whatever
         the model), a case with ``W`` in ``1..8`` goes straight to prefix mode: a session per window
         size and signature would only fail again, and crowd the working sessions out of the cache.
-        A ``W`` out of range still reaches the EP, whose own validation must reject it.
+        A ``W`` out of range still reaches the EP, whose own validation must reject it. A case of a dtype
+        the probe saw refused is ``Unsupported`` (the device cannot run it; not a finding).
         """
+        refused = self.dtype_refusals.get(str(case.dtype))
+        if refused is not None:
+            raise Unsupported(self.name, f"{case.dtype} cannot run on this device: {refused}")
         if 0 < case.state_window <= MAX_STATE_WINDOW and self._capabilities.window == "prefix":
             return self._run_by_prefix(case)
         try:
@@ -464,12 +470,13 @@ class OrtBackend(Backend):
         except BackendError as err:
             raise Unavailable(f"{self.name}: a minimal W = 0 float32 run failed: {err.message}") from err
         dtypes = ["float32"]
-        try:
-            self.session(probe_case(dtype=np.float16))
-            dtypes.append("float16")
-        except BackendError:
-            pass
         notes = []
+        try:  # run, not only load: a device without shader-f16 (SwiftShader) loads the model, then refuses it
+            self._execute(self.session(probe_case(dtype=np.float16)), probe_case(dtype=np.float16))
+            dtypes.append("float16")
+        except BackendError as err:
+            self.dtype_refusals["float16"] = err.message
+            notes.append(f"float16 cases are skipped here: {err.message}")
         try:
             _, state = self._execute(self.session(probe_case(1)), probe_case(1))
         except WindowUnsupported as err:

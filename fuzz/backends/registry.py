@@ -20,6 +20,7 @@ REGISTRY: dict[str, str] = {
     "ort-webgpu": "fuzz.backends.ort_webgpu:OrtWebGpuBackend",
     "ort-cuda": "fuzz.backends.ort_cuda:OrtCudaBackend",
     "ort-node": "fuzz.backends.ort_node:OrtNodeBackend",
+    "ort-web": "fuzz.backends.ort_web:OrtWebBackend",
     "ort-webgpu-builtin": "fuzz.backends.ort_webgpu_builtin:OrtWebGpuBuiltinBackend",
     "wgpu": "fuzz.backends.wgpu_kernel:WgpuNativeBackend", "wgpu-dawn": "fuzz.backends.wgpu_kernel:WgpuDawnBackend",
     "wgpu-chunked": "fuzz.backends.wgpu_kernel:WgpuChunkedBackend",
