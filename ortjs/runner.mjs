@@ -74,7 +74,10 @@ export function makeRunner(ort, info) {
       if (header.op === 'run') return await run(header, blobs);
       return [{ ok: false, error: `unknown request ${header.op}` }, []];
     } catch (err) {
-      return [{ ok: false, error: message(err) }, []];
+      // A trap (division by zero, out-of-bounds access) is the wasm build's SIGFPE or SIGSEGV: the instance
+      // is left unusable (the next session hangs), so it is a crash, and the client starts a fresh page.
+      const trapped = typeof WebAssembly !== 'undefined' && err instanceof WebAssembly.RuntimeError;
+      return [trapped ? { ok: false, crashed: `wasm trap (${message(err)})` } : { ok: false, error: message(err) }, []];
     }
   };
 }

@@ -49,7 +49,7 @@ class OrtWebBackend(RemoteOrtBackend):
 
     def _device(self) -> str:
         a = self.info["adapter"]
-        named = " ".join(x for x in (a.get("vendor"), a.get("architecture"), a.get("device"), a.get("description")) if x)
+        named = " ".join(a[k] for k in ("vendor", "architecture", "device", "description") if a.get(k))
         fallback = " - a fallback (software) adapter" if a.get("fallback") else ""
         return f"WebGPU adapter {named or 'unnamed'}{fallback} in headless {self.info['chromium']}"
 

@@ -26,7 +26,7 @@ case out once the issue is shrunk)?
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from packaging.specifiers import SpecifierSet
@@ -205,6 +205,66 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
             "result, but head sizes up to 256 are in the contract (the WebGPU EP serves them)."
         ),
         applies=_cuda_state_exceeds_shared_memory,
+    ),
+)
+
+
+ORT_NODE = {
+    "implementation": "onnxruntime-node",
+    "versions": SpecifierSet("==1.30.0"),
+    "seen_with": "its WebGPU EP (Dawn) under Node 20 on lavapipe",
+}
+ORT_WEB = {
+    "implementation": "onnxruntime-web",
+    "versions": SpecifierSet("==1.30.0"),
+    "seen_with": "dist/ort.webgpu.min.mjs in headless Chromium 156 (SwiftShader adapter)",
+}
+ORT_WEBGPU_1_27 = {
+    "implementation": "onnxruntime-webgpu",
+    "versions": SpecifierSet("==1.27.0"),
+    "seen_with": "its built-in WebGPU EP on lavapipe",
+}
+OTHER_BUILDS = {"ort-node": ORT_NODE, "ort-web": ORT_WEB, "ort-webgpu-builtin": ORT_WEBGPU_1_27}
+"""The other WebGPU builds of ONNX Runtime (``fuzz.backends.ort_remote``), by backend name."""
+
+SEEN_IN_OTHER_BUILDS = {
+    "ort-webgpu-shared-beta": ("ort-node", "ort-web", "ort-webgpu-builtin"),
+    "ort-webgpu-kv-heads-zero": ("ort-node", "ort-web", "ort-webgpu-builtin"),
+    "ort-webgpu-empty-sequence": ("ort-node",),
+    "ort-webgpu-unvalidated-shapes": ("ort-node", "ort-web", "ort-webgpu-builtin"),
+}
+"""Defects of the plugin seen in other builds too (``lafuzz matrix``, and their tests). In ORT Web,
+kv_num_heads = 0 traps the wasm instance ("divide by zero"), which leaves it unusable: a crash. ORT Web and
+1.27.0 refuse T = 0 (bind group validation); 1.27.0 refuses some unvalidated shapes (the corpus case) and
+returns values for others (a rank-2 decay of gated_delta with a past state)."""
+
+
+def _in_build(known: KnownIssue, backend: str) -> KnownIssue:
+    """``known`` as seen in another build: same cases and kind, that build's backend, id and versions."""
+    return replace(known, id=known.id.replace("ort-webgpu", backend, 1), backend=backend, **OTHER_BUILDS[backend])
+
+
+def _gqa_query_heads(case: Case) -> bool:
+    try:
+        dims = case.dims()
+    except ValidationError:
+        return False
+    return dims.q_heads > dims.kv_heads
+
+
+KNOWN_ISSUES += tuple(_in_build(known, backend) for known in KNOWN_ISSUES for backend in SEEN_IN_OTHER_BUILDS.get(
+    known.id, ()))
+KNOWN_ISSUES += (
+    KnownIssue(
+        id="ort-webgpu-builtin-gqa-output-heads",
+        backend="ort-webgpu-builtin",
+        **ORT_WEBGPU_1_27,
+        kind=Kind.MISMATCH,
+        summary=(
+            "With more query heads than kv heads (GQA, q_num_heads > kv_num_heads) the output has H_kv * d_v "
+            "columns instead of H_q * d_v: this release predates the operator's GQA contract."
+        ),
+        applies=_gqa_query_heads,
     ),
 )
 
