@@ -268,6 +268,11 @@ KNOWN_ISSUES += (
     ),
 )
 
+OTHER_BUILD_ISSUES = frozenset(known.id for known in KNOWN_ISSUES if known.backend in OTHER_BUILDS)
+"""The documented issues of the builds in worker processes. A campaign counts them as shrunk from its start (the
+builds sit out the cases they affect): shrinking a crash there again costs a worker, or a browser, per example
+(5-9 s each for a browser); ``lafuzz matrix`` and the tests check them instead."""
+
 
 def issue(issue_id: str) -> KnownIssue:
     """The documented issue with this id; raises ``KeyError`` naming the known ids."""

@@ -119,3 +119,14 @@ def test_a_gpus_geometry_stands_in_for_dawns_where_heads_stage() -> None:
     assert wide and all(max(p.limits.head_dim_pool) > 64 for p in wide)
     assert all("wgpu-dawn" in p.sit_out for p in wide)
     assert abs(len(wide) / len(staging) - swarm.WIDE_UNITS) < 0.04
+
+
+def test_other_builds_join_a_share_of_the_slow_units():
+    """ort-node, ort-webgpu-builtin and ort-web take part only in units where ort-webgpu does (on the shared head
+    sizes), each in some of them and fewer than all: they cost a share of the campaign, not every unit."""
+    plans = [swarm.plan(seed, 10) for seed in range(600)]
+    slow = [p for p in plans if swarm.SLOW_BACKENDS[0] not in p.sit_out]
+    for build in swarm.OTHER_BUILDS:
+        joined = [p for p in plans if build not in p.sit_out]
+        assert all(p in slow for p in joined), build
+        assert 0 < len(joined) < len(slow), (build, len(joined), len(slow))
