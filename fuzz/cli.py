@@ -286,6 +286,44 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_REGRESSION if any(counts.get(v) for v in FAILED) else 0
 
 
+MATRIX_BEGIN, MATRIX_END = "<!-- lafuzz matrix -->", "<!-- /lafuzz matrix -->"
+"""The lines between which ``lafuzz matrix --update FILE`` writes the table."""
+
+
+def _cmd_matrix(args: argparse.Namespace) -> int:
+    import json
+    import time
+
+    from fuzz.corpus.matrix import documented_findings, findings_matrix
+
+    entries = documented_findings(Path(args.corpus))
+    if not entries:
+        raise UsageError(f"--corpus {args.corpus}: no entry records a known failure")
+    backends, missing = _open_backends(_backend_names(args.backends))
+    for name, reason in missing.items():
+        print(f"[lafuzz] backend {name} not available: {reason}", file=sys.stderr)
+    started = time.monotonic()
+    try:
+        matrix = findings_matrix(entries, list(backends.values()))
+    finally:
+        for b in backends.values():
+            b.close()
+    table = matrix.markdown()
+    print(table)
+    print(f"[lafuzz] {len(matrix.findings)} findings on {len(matrix.builds)} builds in "
+          f"{time.monotonic() - started:.1f} s", file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps(matrix.to_json(), indent=1) + "\n")
+    if args.update:
+        target = Path(args.update)
+        text = target.read_text()
+        if MATRIX_BEGIN not in text or MATRIX_END not in text:
+            raise UsageError(f"--update {target}: no {MATRIX_BEGIN} ... {MATRIX_END} section to replace")
+        head, rest = text.split(MATRIX_BEGIN, 1)
+        target.write_text(f"{head}{MATRIX_BEGIN}\n{table}\n{MATRIX_END}{rest.split(MATRIX_END, 1)[1]}")
+    return 0
+
+
 def _cmd_repro(args: argparse.Namespace) -> int:
     from fuzz.corpus import entry as corpus
     from fuzz.corpus.replay import FAILED, STILL_FAILING, replay_entry
@@ -489,6 +527,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_strict(p)
     backend_options.add_arguments(p)
     p.set_defaults(func=_cmd_repro)
+
+    matrix_help = ("run every documented finding of the corpus on every build present: wrong results, crash "
+                   "(signal), hang, refused, accepted invalid, fixed or cannot load, as a Markdown table")
+    p = sub.add_parser("matrix", help=matrix_help, description=matrix_help)
+    p.add_argument("--corpus", default="corpus")
+    p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
+    p.add_argument("--json", metavar="FILE", help="also write the verdicts as JSON")
+    p.add_argument("--update", metavar="FILE", help=f"write the table into FILE between {MATRIX_BEGIN} and "
+                   f"{MATRIX_END} (e.g. docs/findings/README.md)")
+    backend_options.add_arguments(p)
+    p.set_defaults(func=_cmd_matrix)
 
     p = sub.add_parser("export", help="write a corpus entry as a standalone upstream bug report: model.onnx, "
                        "ONNX test data, repro.py (numpy and onnxruntime only) and ISSUE.md")
