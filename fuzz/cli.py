@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from fuzz.campaign.shard import Shard
+    from fuzz.campaign.summary import Summary
     from fuzz.corpus.entry import CorpusError, Entry
+    from fuzz.corpus.matrix import Matrix
 
 EXIT_REGRESSION = 1
 EXIT_UNREADABLE = EXIT_USAGE
@@ -156,6 +158,26 @@ def _campaign_seed(seed: int | None) -> int:
     return seed
 
 
+def _add_matrix(summary: Summary, corpus: Path, names: list[str]) -> None:
+    """Judge the corpus's documented findings on the campaign's builds, into its summary and report."""
+    import time
+
+    from fuzz.campaign.report import write_report
+    from fuzz.corpus.matrix import builds, documented_findings
+
+    entries = documented_findings(corpus)
+    chosen = builds(names)
+    if not entries or not chosen:
+        return
+    started = time.monotonic()
+    with environment.native_output_to(Path(summary.config["out"]) / "native.log"):
+        summary.matrix = _matrix_of(entries, chosen).to_json()
+    summary.matrix["seconds"] = round(time.monotonic() - started, 1)
+    print(f"[lafuzz] findings matrix: {len(entries)} documented findings on {', '.join(chosen)} "
+          f"({summary.matrix['seconds']} s)", file=sys.stderr)
+    write_report(summary, Path(summary.config["out"]))
+
+
 def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.backends import REGISTRY
     from fuzz.campaign import github
@@ -211,6 +233,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         unavailable=found.missing,
     )
     summary = run_campaign(config, backend_info=found.described)
+    if args.matrix:
+        _add_matrix(summary, Path(args.corpus), found.usable)
     if args.junit:
         write_junit(summary, Path(args.junit))
     github.publish(summary, os.environ)
@@ -286,6 +310,20 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_REGRESSION if any(counts.get(v) for v in FAILED) else 0
 
 
+def _matrix_of(entries: list[Entry], names: list[str]) -> Matrix:
+    """The findings matrix of ``entries`` on the backends ``names`` that exist here (the others named on stderr)."""
+    from fuzz.corpus.matrix import findings_matrix
+
+    backends, missing = _open_backends(names)
+    for name, reason in missing.items():
+        print(f"[lafuzz] backend {name} not available: {reason}", file=sys.stderr)
+    try:
+        return findings_matrix(entries, list(backends.values()))
+    finally:
+        for b in backends.values():
+            b.close()
+
+
 MATRIX_BEGIN, MATRIX_END = "<!-- lafuzz matrix -->", "<!-- /lafuzz matrix -->"
 """The lines between which ``lafuzz matrix --update FILE`` writes the table."""
 
@@ -294,20 +332,14 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
     import json
     import time
 
-    from fuzz.corpus.matrix import documented_findings, findings_matrix
+    from fuzz.corpus.matrix import builds, documented_findings
 
     entries = documented_findings(Path(args.corpus))
     if not entries:
         raise UsageError(f"--corpus {args.corpus}: no entry records a known failure")
-    backends, missing = _open_backends(_backend_names(args.backends))
-    for name, reason in missing.items():
-        print(f"[lafuzz] backend {name} not available: {reason}", file=sys.stderr)
     started = time.monotonic()
-    try:
-        matrix = findings_matrix(entries, list(backends.values()))
-    finally:
-        for b in backends.values():
-            b.close()
+    matrix = _matrix_of(entries, builds(_backend_names(None)) if args.backends is None else
+                        _backend_names(args.backends))
     table = matrix.markdown()
     print(table)
     print(f"[lafuzz] {len(matrix.findings)} findings on {len(matrix.builds)} builds in "
@@ -501,6 +533,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", default="corpus", help="corpus whose known-failure marks apply (default corpus)")
     p.add_argument("--no-isolation", dest="isolate", action="store_false",
                    help="run ORT in the worker itself (faster; a native crash then ends the campaign)")
+    p.add_argument("--no-matrix", dest="matrix", action="store_false",
+                   help="do not judge the corpus's documented findings on the campaign's builds at the end "
+                   "(the report's findings matrix)")
     p.add_argument("--junit", metavar="FILE", help="also write the result as JUnit XML: a test case per property "
                    "and per finding, new findings failed, known ones skipped with their issue (for CI)")
     _add_strict(p)

@@ -55,9 +55,35 @@ const info = { ...(await page.evaluate(() => window.lafuzzInfo)), chromium: awai
   puppeteer: versionOf('puppeteer-core'), node: process.version,
   process_groups: [browser.process().pid], scratch: [profile] };
 
+// A local page (a campaign's report) looked at in this same browser: a screenshot at the given width, and every
+// table (or cell) wider than the page or than its own box.
+async function inspect(file, width) {
+  const tab = await browser.newPage();
+  try {
+    await tab.setViewport({ width, height: 900 });
+    await tab.goto(`file://${file}`, { waitUntil: 'load' });
+    const overflowing = await tab.evaluate(() => {
+      const page = document.documentElement.clientWidth;
+      return [...document.querySelectorAll('table')].flatMap((table, index) => {
+        const box = table.getBoundingClientRect();
+        const cells = [...table.querySelectorAll('td, th')].filter((c) => c.scrollWidth > c.clientWidth + 1);
+        const wide = box.right > page + 0.5 || table.scrollWidth > table.clientWidth + 1;
+        return wide || cells.length ? [{ index, right: box.right, page, cells: cells.length,
+          text: table.innerText.slice(0, 80) }] : [];
+      });
+    });
+    const pageWidth = await tab.evaluate(() => document.documentElement.scrollWidth);
+    const png = await tab.screenshot({ fullPage: true });
+    return [{ ok: true, overflowing, pageWidth, viewport: width }, [png]];
+  } finally {
+    await tab.close();
+  }
+}
+
 const fd = replyFd(argv);
 await serveRequests(async (header, blobs) => {
   if (header.op === 'hello') return send(fd, { ok: true, info }, []);
+  if (header.op === 'inspect') return send(fd, ...(await inspect(header.path, header.width)));
   const asked = page.evaluate((h, b) => window.lafuzzHandle(h, b), header, blobs.map((b) => b.toString('base64')));
   try {
     const [reply, out] = await Promise.race([asked, gone.then(() => { throw new Error(crashed); })]);

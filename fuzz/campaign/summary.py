@@ -94,6 +94,9 @@ class Summary:
     units_lost: int = 0
     """Units lost with a worker process that died (killed, or crashed in native code it ran itself): their
     cases went unchecked (0 in summaries written before it existed)."""
+    matrix: dict[str, Any] = field(default_factory=dict)
+    """The documented findings of the corpus judged on each build of the campaign after it ended
+    (``fuzz.corpus.matrix.Matrix.to_json``; empty when not made)."""
 
     @property
     def exit_status(self) -> int:

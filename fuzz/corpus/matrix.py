@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fuzz.backends import Backend, Crashed, Rejected, TimedOut, Unsupported
+from fuzz.backends import Backend, Crashed, Rejected, TimedOut, Unavailable, Unsupported
 from fuzz.corpus.entry import Entry, entry_dirs, read_entry
 from fuzz.corpus.known_issues import KNOWN_ISSUES
 from fuzz.engine.case import Case
@@ -121,6 +121,24 @@ class Matrix:
         return {"findings": list(self.findings), "builds": list(self.builds), "implementations": self.implementations,
                 "cells": {f"{f}|{b}": {"verdict": c.verdict, "detail": c.detail, "status": c.status}
                           for (f, b), c in self.cells.items()}}
+
+
+OUR_KERNEL = "wgpu"
+"""The one build of the suite's own WGSL kernel a matrix shows by default (its other forms give the same verdicts)."""
+
+
+def builds(names: Iterable[str]) -> list[str]:
+    """The builds a matrix shows by default among backend ``names``: every ONNX Runtime build and our kernel."""
+    from fuzz.backends.ort_session import OrtBackend
+    from fuzz.backends.registry import backend_class
+
+    def is_build(name: str) -> bool:
+        try:
+            return name == OUR_KERNEL or issubclass(backend_class(name), OrtBackend)
+        except (KeyError, Unavailable):
+            return False
+
+    return [n for n in names if is_build(n)]
 
 
 def findings_matrix(entries: Iterable[Entry], backends: Sequence[Backend]) -> Matrix:
