@@ -80,10 +80,24 @@ async function inspect(file, width) {
   }
 }
 
+// An exported ORT Web repro page (its repro.html, served by its serve.mjs) run in this same browser: its verdict.
+async function openRepro(url) {
+  const tab = await browser.newPage();
+  try {
+    await tab.goto(url);
+    await tab.waitForFunction(() => window.reproStatus !== undefined, { timeout: 120000 });
+    return [{ ok: true, status: await tab.evaluate(() => window.reproStatus),
+      text: await tab.evaluate(() => document.getElementById('verdict').textContent) }, []];
+  } finally {
+    await tab.close();
+  }
+}
+
 const fd = replyFd(argv);
 await serveRequests(async (header, blobs) => {
   if (header.op === 'hello') return send(fd, { ok: true, info }, []);
   if (header.op === 'inspect') return send(fd, ...(await inspect(header.path, header.width)));
+  if (header.op === 'repro') return send(fd, ...(await openRepro(header.url)));
   const asked = page.evaluate((h, b) => window.lafuzzHandle(h, b), header, blobs.map((b) => b.toString('base64')));
   try {
     const [reply, out] = await Promise.race([asked, gone.then(() => { throw new Error(crashed); })]);
