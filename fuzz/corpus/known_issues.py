@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import TypedDict
 
 import numpy as np
 from packaging.specifiers import SpecifierSet
@@ -116,7 +117,15 @@ def _shared_beta_as_per_head(case: Case) -> Case:
     return case.with_inputs(beta=misread)
 
 
-CUDA_EP = {
+class Build(TypedDict):
+    """Where an issue was seen: the implementation, its versions that have it, the rest of the stack in words."""
+
+    implementation: str
+    versions: SpecifierSet
+    seen_with: str
+
+
+CUDA_EP: Build = {
     "implementation": "onnxruntime",
     "versions": SpecifierSet("==1.31.1"),
     "seen_with": "the CUDA EP of onnxruntime-gpu (CUDA 13) on an NVIDIA H200",
@@ -140,7 +149,7 @@ def _cuda_state_exceeds_shared_memory(case: Case) -> bool:
     return not column_kernel and needed > CUDA_SHARED_MEMORY_PER_BLOCK
 
 
-WEBGPU_EP = {
+WEBGPU_EP: Build = {
     "implementation": "onnxruntime-ep-webgpu",
     "versions": SpecifierSet("==0.4.0"),
     "seen_with": "onnxruntime 1.31.1 (lavapipe) and 1.30.0 (NVIDIA H200)",
@@ -209,22 +218,22 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
 )
 
 
-ORT_NODE = {
+ORT_NODE: Build = {
     "implementation": "onnxruntime-node",
     "versions": SpecifierSet("==1.30.0"),
     "seen_with": "its WebGPU EP (Dawn) under Node 20 on lavapipe",
 }
-ORT_WEB = {
+ORT_WEB: Build = {
     "implementation": "onnxruntime-web",
     "versions": SpecifierSet("==1.30.0"),
     "seen_with": "dist/ort.webgpu.min.mjs in headless Chromium 156 (SwiftShader adapter)",
 }
-ORT_WEBGPU_1_27 = {
+ORT_WEBGPU_1_27: Build = {
     "implementation": "onnxruntime-webgpu",
     "versions": SpecifierSet("==1.27.0"),
     "seen_with": "its built-in WebGPU EP on lavapipe",
 }
-OTHER_BUILDS = {"ort-node": ORT_NODE, "ort-web": ORT_WEB, "ort-webgpu-builtin": ORT_WEBGPU_1_27}
+OTHER_BUILDS: dict[str, Build] = {"ort-node": ORT_NODE, "ort-web": ORT_WEB, "ort-webgpu-builtin": ORT_WEBGPU_1_27}
 """The other WebGPU builds of ONNX Runtime (``fuzz.backends.ort_remote``), by backend name."""
 
 SEEN_IN_OTHER_BUILDS = {
