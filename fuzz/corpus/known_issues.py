@@ -36,7 +36,7 @@ from fuzz.backends.base import Backend
 from fuzz.engine.case import Case
 from fuzz.findings import Finding, Kind, KnownMark
 from fuzz.implementation import Implementation
-from oracles.validation import DELTA_RULES, ValidationError
+from oracles.validation import DELTA_RULES, GATED_RULES, ValidationError
 
 
 @dataclass(frozen=True)
@@ -263,7 +263,29 @@ def _gqa_query_heads(case: Case) -> bool:
 
 KNOWN_ISSUES += tuple(_in_build(known, backend) for known in KNOWN_ISSUES for backend in SEEN_IN_OTHER_BUILDS.get(
     known.id, ()))
+def _unused_input_given(case: Case) -> bool:
+    """A valid case that feeds ``decay`` to a rule without gating or ``beta`` to one without the delta update."""
+    try:
+        dims = case.dims()
+    except ValidationError:
+        return False
+    return (("decay" in case.inputs and dims.update_rule not in GATED_RULES)
+            or ("beta" in case.inputs and dims.update_rule not in DELTA_RULES))
+
+
 KNOWN_ISSUES += (
+    KnownIssue(
+        id="ort-webgpu-builtin-unused-inputs-refused",
+        backend="ort-webgpu-builtin",
+        **ORT_WEBGPU_1_27,
+        kind=Kind.REJECTED_VALID,
+        summary=(
+            "An optional input the update rule does not use (decay for linear or delta, beta for linear or "
+            "gated) is refused: 'WebGPU validation failed. In entries[4], binding index 4 not present in the "
+            "bind group layout'. The contract ignores it, and later releases do."
+        ),
+        applies=_unused_input_given,
+    ),
     KnownIssue(
         id="ort-webgpu-builtin-gqa-output-heads",
         backend="ort-webgpu-builtin",
