@@ -10,12 +10,13 @@ import signal
 import sys
 import textwrap
 
+import numpy as np
 import psutil
 import pytest
 from onnx import TensorProto, helper
 from support.ort_cases import fixed_case
 
-from fuzz.backends import Crashed, TimedOut, Unsupported
+from fuzz.backends import Crashed, Rejected, TimedOut, Unsupported
 from fuzz.backends.ort_remote import RemoteOrtBackend, WorkerLink
 from fuzz.engine.compare import assert_agrees_with_oracle
 
@@ -122,3 +123,16 @@ def test_a_worker_that_hangs_is_timed_out_and_killed():
     with pytest.raises(TimedOut, match="no answer within 1 s"):
         link.request({"op": "run"})
     assert process.poll() == -signal.SIGKILL and not link.running
+
+
+def test_the_documented_defects_of_1_27_still_hold(need):
+    """onnxruntime-webgpu 1.27.0's own known issues, exactly (retire them when a release fixes them): the GQA
+    output has H_kv * d_v columns, and an input the rule does not use is refused."""
+    builtin = need("ort-webgpu-builtin")
+    if str(builtin.implementation) != "onnxruntime-webgpu 1.27.0":
+        pytest.skip(f"documented for onnxruntime-webgpu 1.27.0, this is {builtin.implementation}")
+    gqa = fixed_case("linear")  # H_q = 4, H_kv = 2
+    assert builtin.run(gqa)[0].shape == (2, 5, 2 * 8)
+    unused = fixed_case("linear", layout="inverse").with_inputs(beta=np.full((2, 5, 2), 0.5, np.float32))
+    with pytest.raises(Rejected, match="not present in the bind group layout"):
+        builtin.run(unused)
