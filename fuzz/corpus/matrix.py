@@ -146,5 +146,5 @@ def findings_matrix(entries: Iterable[Entry], backends: Sequence[Backend]) -> Ma
     entries = list(entries)
     builds = [b for b in backends if b.name != "oracle"]
     cells = {(entry.id, b.name): judge(entry.finding.case, b) for entry in entries for b in builds}
-    implementations = {b.name: str(b.implementation or b.capabilities().device) for b in builds}
+    implementations = {b.name: str(b.capabilities().implementation or b.capabilities().device) for b in builds}
     return Matrix(tuple(e.id for e in entries), tuple(b.name for b in builds), implementations, cells)
