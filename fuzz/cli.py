@@ -442,7 +442,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     finally:
         for b in backends.values():
             b.close()
-    print(f"exported {entry.finding.property}/{entry.id} to {out}: model.onnx, test_data_set_0/, repro.py, ISSUE.md")
+    print(f"exported {entry.finding.property}/{entry.id} to {out}: model.onnx, test_data_set_0/, repro.py, "
+          "repro.mjs and repro.html (with serve.mjs), ISSUE.md")
     return 0
 
 

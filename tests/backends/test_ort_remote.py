@@ -53,16 +53,22 @@ def test_a_node_the_ep_cannot_take_is_not_run_on_the_cpu(build):
 
 
 def _kill_mid_request(monkeypatch, build: RemoteOrtBackend, victims) -> None:
-    """Kill ``victims()`` right after the next ``run`` request has been written: the worker is busy with it."""
+    """Kill ``victims()`` while the next ``run`` request is with them: stopped (SIGSTOP) before it is written, so
+    that they cannot answer it first, and killed (SIGKILL) once it is written."""
     link = build.link
     write = link._write
 
     def write_then_kill(data, deadline):
+        if b'"op": "run"' not in data[:200]:
+            return write(data, deadline)
+        monkeypatch.setattr(link, "_write", write)
+        pids = victims()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
         write(data, deadline)
-        if b'"op": "run"' in data[:200]:
-            for pid in victims():
-                os.kill(pid, signal.SIGKILL)
-            monkeypatch.setattr(link, "_write", write)
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        return None
 
     monkeypatch.setattr(link, "_write", write_then_kill)
 
