@@ -299,10 +299,12 @@ KNOWN_ISSUES += (
     ),
 )
 
-OTHER_BUILD_ISSUES = frozenset(known.id for known in KNOWN_ISSUES if known.backend in OTHER_BUILDS)
-"""The documented issues of the builds in worker processes. A campaign counts them as shrunk from its start (the
-builds sit out the cases they affect): shrinking a crash there again costs a worker, or a browser, per example
-(5-9 s each for a browser); ``lafuzz matrix`` and the tests check them instead."""
+def preshrunk(backends: Iterable[str]) -> set[str]:
+    """The documented issues of the builds in worker processes among ``backends``. A campaign counts them as shrunk
+    from its start (the builds sit out the cases they affect): shrinking a crash there again costs a worker, or a
+    browser, per example (4-9 s each for a browser); ``lafuzz matrix`` and the tests check them instead."""
+    names = set(backends)
+    return {known.id for known in KNOWN_ISSUES if known.backend in OTHER_BUILDS and known.backend in names}
 
 
 def issue(issue_id: str) -> KnownIssue:

@@ -130,3 +130,12 @@ def test_other_builds_join_a_share_of_the_slow_units():
         joined = [p for p in plans if build not in p.sit_out]
         assert all(p in slow for p in joined), build
         assert 0 < len(joined) < len(slow), (build, len(joined), len(slow))
+
+
+def test_the_issues_of_the_worker_process_builds_in_play_count_as_shrunk():
+    """A campaign with ort-web does not shrink ORT Web's documented crash again (a browser per example)."""
+    from fuzz.corpus.known_issues import preshrunk
+
+    assert "ort-web-kv-heads-zero" in preshrunk(("oracle", "ort-web"))
+    assert not any(i.startswith("ort-webgpu-") for i in preshrunk(("ort-webgpu", "ort-web")))
+    assert preshrunk(("oracle", "ort-webgpu")) == set()
