@@ -16,7 +16,9 @@ from fuzz.usage import EXIT_USAGE, UsageError, whole_number
 if TYPE_CHECKING:
 
     from fuzz.campaign.shard import Shard
+    from fuzz.campaign.summary import Summary
     from fuzz.corpus.entry import CorpusError, Entry
+    from fuzz.corpus.matrix import Matrix
 
 EXIT_REGRESSION = 1
 EXIT_UNREADABLE = EXIT_USAGE
@@ -155,6 +157,26 @@ def _campaign_seed(seed: int | None) -> int:
     return seed
 
 
+def _add_matrix(summary: Summary, corpus: Path, names: list[str]) -> None:
+    """Judge the corpus's documented findings on the campaign's builds, into its summary and report."""
+    import time
+
+    from fuzz.campaign.report import write_report
+    from fuzz.corpus.matrix import builds, documented_findings
+
+    entries = documented_findings(corpus)
+    chosen = builds(names)
+    if not entries or not chosen:
+        return
+    started = time.monotonic()
+    with environment.native_output_to(Path(summary.config["out"]) / "native.log"):
+        summary.matrix = _matrix_of(entries, chosen).to_json()
+    summary.matrix["seconds"] = round(time.monotonic() - started, 1)
+    print(f"[lafuzz] findings matrix: {len(entries)} documented findings on {', '.join(chosen)} "
+          f"({summary.matrix['seconds']} s)", file=sys.stderr)
+    write_report(summary, Path(summary.config["out"]))
+
+
 def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.backends import REGISTRY
     from fuzz.campaign import github
@@ -213,6 +235,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     )
     campaign = Campaign(config, backend_info=found.described, on_saved=export_upstream)
     summary = campaign.run()
+    if args.matrix:
+        _add_matrix(summary, Path(args.corpus), found.usable)
     if args.junit:
         campaign.saving("the JUnit report", Path(args.junit), lambda: write_junit(summary, Path(args.junit)))
     campaign.saving("the GitHub job summary", Path(os.environ.get(github.STEP_SUMMARY, "")),
@@ -296,6 +320,52 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_REGRESSION if any(counts.get(v) for v in FAILED) else 0
 
 
+def _matrix_of(entries: list[Entry], names: list[str]) -> Matrix:
+    """The findings matrix of ``entries`` on the backends ``names`` that exist here (the others named on stderr)."""
+    from fuzz.corpus.matrix import findings_matrix
+
+    backends, missing = _open_backends(names)
+    for name, reason in missing.items():
+        print(f"[lafuzz] backend {name} not available: {reason}", file=sys.stderr)
+    try:
+        return findings_matrix(entries, list(backends.values()))
+    finally:
+        for b in backends.values():
+            b.close()
+
+
+MATRIX_BEGIN, MATRIX_END = "<!-- lafuzz matrix -->", "<!-- /lafuzz matrix -->"
+"""The lines between which ``lafuzz matrix --update FILE`` writes the table."""
+
+
+def _cmd_matrix(args: argparse.Namespace) -> int:
+    import json
+    import time
+
+    from fuzz.corpus.matrix import builds, documented_findings
+
+    entries = documented_findings(Path(args.corpus))
+    if not entries:
+        raise UsageError(f"--corpus {args.corpus}: no entry records a known failure")
+    started = time.monotonic()
+    matrix = _matrix_of(entries, builds(_backend_names(None)) if args.backends is None else
+                        _backend_names(args.backends))
+    table = matrix.markdown()
+    print(table)
+    print(f"[lafuzz] {len(matrix.findings)} findings on {len(matrix.builds)} builds in "
+          f"{time.monotonic() - started:.1f} s", file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps(matrix.to_json(), indent=1) + "\n")
+    if args.update:
+        target = Path(args.update)
+        text = target.read_text()
+        if MATRIX_BEGIN not in text or MATRIX_END not in text:
+            raise UsageError(f"--update {target}: no {MATRIX_BEGIN} ... {MATRIX_END} section to replace")
+        head, rest = text.split(MATRIX_BEGIN, 1)
+        target.write_text(f"{head}{MATRIX_BEGIN}\n{table}\n{MATRIX_END}{rest.split(MATRIX_END, 1)[1]}")
+    return 0
+
+
 def _cmd_repro(args: argparse.Namespace) -> int:
     from fuzz.corpus import entry as corpus
     from fuzz.corpus.replay import FAILED, REFUSED, STILL_FAILING, recorded_backends, replay_entry
@@ -367,7 +437,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     finally:
         for b in backends.values():
             b.close()
-    print(f"exported {entry.finding.property}/{entry.id} to {out}: model.onnx, test_data_set_0/, repro.py, ISSUE.md")
+    print(f"exported {entry.finding.property}/{entry.id} to {out}: model.onnx, test_data_set_0/, repro.py, "
+          "repro.mjs and repro.html (with serve.mjs), ISSUE.md")
     return 0
 
 
@@ -460,6 +531,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", default="corpus", help="corpus whose known-failure marks apply (default corpus)")
     p.add_argument("--no-isolation", dest="isolate", action="store_false",
                    help="run ORT in the worker itself (faster; a native crash then ends the campaign)")
+    p.add_argument("--no-matrix", dest="matrix", action="store_false",
+                   help="do not judge the corpus's documented findings on the campaign's builds at the end "
+                   "(the report's findings matrix)")
     p.add_argument("--junit", metavar="FILE", help="also write the result as JUnit XML: a test case per property "
                    "and per finding, new findings failed, known ones skipped with their issue (for CI)")
     _add_strict(p)
@@ -487,6 +561,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_strict(p)
     backend_options.add_arguments(p)
     p.set_defaults(func=_cmd_repro)
+
+    matrix_help = ("run every documented finding of the corpus on every build present: wrong results, crash "
+                   "(signal), hang, refused, accepted invalid, fixed or cannot load, as a Markdown table")
+    p = sub.add_parser("matrix", help=matrix_help, description=matrix_help)
+    p.add_argument("--corpus", default="corpus")
+    p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
+    p.add_argument("--json", metavar="FILE", help="also write the verdicts as JSON")
+    p.add_argument("--update", metavar="FILE", help=f"write the table into FILE between {MATRIX_BEGIN} and "
+                   f"{MATRIX_END} (e.g. docs/findings/README.md)")
+    backend_options.add_arguments(p)
+    p.set_defaults(func=_cmd_matrix)
 
     p = sub.add_parser("export", help="write a corpus entry as a standalone upstream bug report: model.onnx, "
                        "ONNX test data, repro.py (numpy and onnxruntime only) and ISSUE.md")

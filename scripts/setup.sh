@@ -4,22 +4,31 @@
 #     lavapipe, recent enough for Dawn, unless a GPU's own Vulkan driver already works: that one is never
 #     replaced) and the redis-server binary for the shared-database test (installed, not started: no
 #     daemon is left running);
-#   - Python side: a virtual environment in .venv with the project installed (editable).
+#   - Python side: a virtual environment in .venv with the project installed (editable);
+#   - the other WebGPU builds of ONNX Runtime (the ort-node, ort-web and ort-webgpu-builtin backends): Debian's
+#     chromium, Node.js where it is missing or older than 18 (Debian's nodejs and npm), the pinned npm packages
+#     of ortjs/ (npm ci, no install scripts: onnxruntime-node's would download CUDA binaries) and a second
+#     virtual environment, .venv-ort-webgpu-1.27, with onnxruntime-webgpu 1.27.0 (envs/ort-webgpu-1.27.txt).
 # It says what it will change before changing it, installs only what is missing, and on a machine that is
 # already set up changes nothing and says so. At the end it prints the backends it found.
 #
 #   bash scripts/setup.sh               # everything
-#   bash scripts/setup.sh --no-system   # the Python side only, for a machine that has its Vulkan or Metal driver
+#   bash scripts/setup.sh --no-system   # no system package (Vulkan, chromium, Node): for a machine that has its
+#                                       # Vulkan or Metal driver; npm packages and the second venv where Node is
+#   bash scripts/setup.sh --no-browser  # without the other builds (no chromium, Node, npm packages, second venv)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SYSTEM=1
-case "${1:-}" in
-  "") ;;
-  --no-system) SYSTEM=0 ;;
-  -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "usage: bash scripts/setup.sh [--no-system]" >&2; exit 2 ;;
-esac
+BROWSER=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-system) SYSTEM=0 ;;
+    --no-browser) BROWSER=0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: bash scripts/setup.sh [--no-system] [--no-browser]" >&2; exit 2 ;;
+  esac
+done
 
 log() { printf '[setup] %s\n' "$*"; }
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -30,6 +39,11 @@ POLICY=/usr/sbin/policy-rc.d
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 mesa_version() { installed mesa-vulkan-drivers && dpkg-query -W -f='${Version}' mesa-vulkan-drivers; }
 mesa_ok() { local v; v=$(mesa_version) && dpkg --compare-versions "$v" ge 25; }
+node_ok() { command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 \
+              && node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)'; }
+NPM_STAMP=ortjs/node_modules/.installed-$(sha256sum ortjs/package-lock.json | cut -c1-16)
+VENV2=.venv-ort-webgpu-1.27
+VENV2_STAMP=$VENV2/.installed-$(sha256sum envs/ort-webgpu-1.27.txt | cut -c1-16)
 
 # The GPU a working Vulkan driver drives (empty if none): from vulkaninfo, else from wgpu's adapters in .venv.
 gpu_vulkan() {
@@ -64,12 +78,22 @@ if [ "$SYSTEM" = 1 ]; then
   [ -x .venv/bin/python ] || "$PY" -c 'import ensurepip' 2>/dev/null || packages+=(python3-venv)
   installed libvulkan1 || packages+=(libvulkan1)
   command -v redis-server >/dev/null 2>&1 || packages+=(redis-server)
+  if [ "$BROWSER" = 1 ]; then
+    installed chromium || command -v chromium >/dev/null 2>&1 || packages+=(chromium)
+    node_ok || packages+=(nodejs npm)
+  fi
 fi
 new_redis=""; [[ " ${packages[*]} " != *" redis-server "* ]] || new_redis=1
 todo=()
 [ ${#packages[@]} -eq 0 ] || todo+=("apt-get install ${packages[*]} (no service started)")
 [ -x .venv/bin/python ] || todo+=("create .venv")
 [ -f "$STAMP" ] || todo+=("pip install the project and its pinned dependencies into .venv (pyproject.toml new or changed)")
+if [ "$BROWSER" = 1 ]; then
+  if [ ! -f "$NPM_STAMP" ] && { [ "$SYSTEM" = 1 ] || node_ok; }; then
+    todo+=("npm ci in ortjs/ (onnxruntime-node, onnxruntime-web, puppeteer-core; package-lock.json new or changed)")
+  fi
+  [ -f "$VENV2_STAMP" ] || todo+=("create $VENV2 with onnxruntime-webgpu 1.27.0 (envs/ort-webgpu-1.27.txt new or changed)")
+fi
 if [ "$SYSTEM" = 1 ] && ! mesa_ok; then
   todo+=("Mesa's lavapipe (mesa-vulkan-drivers >= 25), unless a GPU's Vulkan driver already works (checked once .venv exists)")
 fi
@@ -103,6 +127,29 @@ if [ ! -f "$STAMP" ]; then
   touch "$STAMP"
 fi
 
+# ---- the other WebGPU builds: npm packages and the second Python environment ---------------------------
+builds=""
+if [ "$BROWSER" = 1 ]; then
+  if [ ! -f "$NPM_STAMP" ]; then
+    if node_ok; then
+      log "installing the pinned npm packages of ortjs/ (npm ci, install scripts off)"
+      (cd ortjs && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+      touch "$NPM_STAMP"
+    else
+      log "skipping ortjs/'s npm packages: no Node.js >= 18 here (--no-system: install nodejs and npm)"
+    fi
+  fi
+  if [ ! -f "$VENV2_STAMP" ]; then
+    log "creating $VENV2 (onnxruntime-webgpu 1.27.0, apart from .venv's onnxruntime)"
+    rm -rf "$VENV2"
+    "$PY" -m venv "$VENV2"
+    "$VENV2/bin/python" -m pip install -q -r envs/ort-webgpu-1.27.txt
+    touch "$VENV2_STAMP"
+  fi
+  builds=", chromium, Node.js $(node --version 2>/dev/null || echo '(none)'), ortjs/node_modules and $VENV2"
+  [ "$SYSTEM" = 1 ] || builds=", ortjs/node_modules and $VENV2"
+fi
+
 # ---- a Vulkan driver ----------------------------------------------------------------------------------
 driver=""
 if [ "$SYSTEM" = 1 ]; then
@@ -131,9 +178,9 @@ fi
 
 if [ ${#todo[@]} -eq 0 ]; then
   if [ "$SYSTEM" = 1 ]; then
-    log "nothing to do: libvulkan1, redis-server, $driver and .venv (pyproject.toml unchanged) in place"
+    log "nothing to do: libvulkan1, redis-server, $driver, .venv (pyproject.toml unchanged)$builds in place"
   else
-    log "nothing to do: .venv in place (pyproject.toml unchanged); system packages not checked (--no-system)"
+    log "nothing to do: .venv in place (pyproject.toml unchanged)$builds; system packages not checked (--no-system)"
   fi
 fi
 

@@ -116,7 +116,8 @@ class _Channel:
         self._writer.close()
 
 
-def _how_it_ended(exitcode: int | None) -> str:
+def how_it_ended(exitcode: int | None) -> str:
+    """A process's end in words: the signal that killed it, or its exit code."""
     if exitcode is None:
         return "still running"
     if exitcode < 0:
@@ -185,7 +186,7 @@ class IsolatedBackend(Backend):
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             return "did not end within 10 s"
-        return _how_it_ended(process.returncode)
+        return how_it_ended(process.returncode)
 
     def capabilities(self) -> Capabilities:
         return self._capabilities

@@ -26,7 +26,16 @@ from typing import Any
 import numpy as np
 
 import oracles
-from fuzz.backends.base import Backend, BackendError, Capabilities, Rejected, Unavailable, Unsupported
+from fuzz.backends.base import (
+    Backend,
+    BackendError,
+    Capabilities,
+    Crashed,
+    Rejected,
+    TimedOut,
+    Unavailable,
+    Unsupported,
+)
 from fuzz.backends.onnx_model import (
     ModelKey,
     PrefixKey,
@@ -52,6 +61,13 @@ fuzzing invalid input would otherwise print each refusal twice."""
 
 WINDOW_REFUSAL = "does not support state_window"
 """The phrase of today's CPU and WebGPU kernels when a model asks for ``W > 0`` (docs/spec.md §6)."""
+
+SCHEMA_WITHOUT_WINDOW = "Unrecognized attribute: state_window"
+"""The load error of a build whose LinearAttention schema predates the window (onnxruntime-webgpu 1.27.0):
+it cannot take ``W > 0`` at all, which prefix mode serves (its ``W = 0`` models never carry the attribute)."""
+
+OUT_OF_PROCESS = (Crashed, TimedOut)
+"""Outcomes of a build run in a worker process (``fuzz.backends.ort_remote``): never cached, never retried."""
 
 CANNOT_PLACE = (
     "NOT_IMPLEMENTED",
@@ -120,6 +136,8 @@ class SessionCache:
         else:
             try:
                 entry = create(key)
+            except OUT_OF_PROCESS:
+                raise  # the worker died or hung: the next attempt gets a fresh one
             except BackendError as err:
                 entry = err
             self._entries[key] = entry
@@ -148,13 +166,18 @@ class OrtBackend(Backend):
     value_device: str
     unsupported_messages: tuple[str, ...] = ()
     fallback_can_be_disabled: bool = True
+    binds_on_device: bool = True
+    """Whether state can be bound as device values (IOBinding): aliased runs and two-call continuations.
+    A build in another process takes arrays only: it runs an aliased case as separate buffers."""
     crash_prone = True
 
     def __init__(self, *, cache_size: int | None = None) -> None:
         """``cache_size``: how many sessions to keep (default ``_session_cache_size()``)."""
-        self.ort = import_ort()
+        self.ort = self._runtime()
         self._load()
         self._sessions = SessionCache(cache_size or self._session_cache_size())
+        self.dtype_refusals: dict[str, str] = {}
+        """dtype -> the EP's message refusing the probe's case of that dtype (e.g. no shader-f16 here)."""
         self.window_probe_message: str | None = None
         """The EP's message refusing ``W > 0`` (None when it accepted the probe)."""
         self._capabilities = self._probe()
@@ -163,6 +186,10 @@ class OrtBackend(Backend):
     def _session_cache_size(self) -> int:
         """Sessions kept by default: on the host, many (a session costs host memory only)."""
         return 256
+
+    def _runtime(self) -> Any:
+        """The ``onnxruntime`` module sessions are made with (None for a build in another process)."""
+        return import_ort()
 
     def _load(self) -> None:
         """Make the EP loadable in this process; raise ``Unavailable`` with the reason if it is not."""
@@ -196,8 +223,12 @@ class OrtBackend(Backend):
         Once the probe has seen the EP refuse ``W > 0`` (its kernel rejects the attribute whatever
         the model), a case with ``W`` in ``1..8`` goes straight to prefix mode: a session per window
         size and signature would only fail again, and crowd the working sessions out of the cache.
-        A ``W`` out of range still reaches the EP, whose own validation must reject it.
+        A ``W`` out of range still reaches the EP, whose own validation must reject it. A case of a dtype
+        the probe saw refused is ``Unsupported`` (the device cannot run it; not a finding).
         """
+        refused = self.dtype_refusals.get(str(case.dtype))
+        if refused is not None:
+            raise Unsupported(self.name, f"{case.dtype} cannot run on this device: {refused}")
         if 0 < case.state_window <= MAX_STATE_WINDOW and self._capabilities.window == "prefix":
             return self._run_by_prefix(case)
         try:
@@ -250,8 +281,10 @@ class OrtBackend(Backend):
         return session
 
     def _creation_error(self, err: Exception) -> BackendError:
+        if isinstance(err, BackendError):
+            return err
         message = ort_message(err)
-        if WINDOW_REFUSAL in message:
+        if WINDOW_REFUSAL in message or SCHEMA_WITHOUT_WINDOW in message:
             return WindowUnsupported(self.name, message)
         if any(phrase in message for phrase in CANNOT_PLACE):
             return Unsupported(self.name, message)
@@ -282,13 +315,15 @@ class OrtBackend(Backend):
 
     # ---- running -----------------------------------------------------------------------------
     def _run_error(self, err: Exception) -> BackendError:
+        if isinstance(err, BackendError):
+            return err
         message = ort_message(err)
         if any(phrase in message for phrase in self.unsupported_messages):
             return Unsupported(self.name, message)
         return Rejected(self.name, message)
 
     def _execute(self, session: Any, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        if case.aliased and "past_state" in case.inputs:
+        if case.aliased and "past_state" in case.inputs and self.binds_on_device:
             output, state = self._run_bound(session, case, self._device_value(case.inputs["past_state"]),
                                             aliased=True)
             return output, state.numpy()
@@ -342,6 +377,8 @@ class OrtBackend(Backend):
             raise ValueError(f"run_continued: split must be in [1, {case.seq_len - 1}], got {split}")
         if case.state_window and self._capabilities.window != "native":
             raise Unsupported(self.name, "a two-call continuation at W > 0 needs an EP that runs W > 0")
+        if not self.binds_on_device:
+            raise Unsupported(self.name, "a two-call continuation binds state on the device; this build takes arrays")
         head = case.with_inputs(**_token_slice(case, 0, split))
         # the tail's past_state array only fixes the model signature: the device value is bound instead
         placeholder = np.zeros(case.dims().state_shape, case.dtype)
@@ -365,6 +402,8 @@ class OrtBackend(Backend):
         if not case.aliased and min(case.state_window, case.seq_len) > 1:
             try:
                 return self.run_prefix_calls(case)
+            except OUT_OF_PROCESS:
+                raise  # a worker's death is the outcome: running the calls singly would only die again
             except (oracles.ValidationError, BackendError):
                 pass  # the single calls below say which call fails, and how
         return self.run_prefix_calls_singly(case)
@@ -431,17 +470,23 @@ class OrtBackend(Backend):
         except BackendError as err:
             raise Unavailable(f"{self.name}: a minimal W = 0 float32 run failed: {err.message}") from err
         dtypes = ["float32"]
-        try:
-            self.session(probe_case(dtype=np.float16))
-            dtypes.append("float16")
-        except BackendError:
-            pass
         notes = []
+        try:  # run, not only load: a device without shader-f16 (SwiftShader) loads the model, then refuses it
+            self._execute(self.session(probe_case(dtype=np.float16)), probe_case(dtype=np.float16))
+            dtypes.append("float16")
+        except BackendError as err:
+            self.dtype_refusals["float16"] = err.message
+            notes.append(f"float16 cases are skipped here: {err.message}")
         try:
             _, state = self._execute(self.session(probe_case(1)), probe_case(1))
         except WindowUnsupported as err:
             window, self.window_probe_message = "prefix", err.message
-            notes.append(f"W > 0 refused, served through W = 0 prefix runs: {err.message}")
+            if SCHEMA_WITHOUT_WINDOW in err.message:
+                notes.append("this build's LinearAttention schema has no state_window attribute (a model that "
+                             "carries it fails to load); W > 0 served through W = 0 prefix runs, whose models "
+                             f"leave it out: {err.message}")
+            else:
+                notes.append(f"W > 0 refused, served through W = 0 prefix runs: {err.message}")
         except BackendError as err:
             window, self.window_probe_message = "none", err.message
             notes.append(f"W > 0 probe failed: {err.message}")
@@ -451,7 +496,7 @@ class OrtBackend(Backend):
         return Capabilities(
             dtypes=tuple(dtypes),
             window=window,
-            aliasing=True,
+            aliasing=self.binds_on_device,
             device=self._device(),
             versions=self._versions(),
             notes=tuple(notes),

@@ -30,11 +30,11 @@ from fuzz.engine.compare import RATIO_CAP
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;
-vertical-align:top}th{background:#f3f3f3}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:85%}
+table{border-collapse:collapse;margin:.5em 0;max-width:100%}td,th{border:1px solid #ccc;padding:.25em .6em;
+text-align:left;vertical-align:top;overflow-wrap:break-word}th{background:#f3f3f3}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:85%}
 .ok{color:#1a7f37}.bad{color:#b3261e}.known{color:#9a6700}code{background:#f3f3f3;padding:0 .2em}
 .finding{border-left:4px solid #b3261e;padding-left:1em;margin:1.5em 0}.finding.known{border-color:#9a6700}
-img{max-width:100%}
+img{max-width:100%}.bucket{display:inline-block;margin:.1em .3em .1em 0;padding:0 .3em;border:1px solid #ddd}
 """
 
 
@@ -288,9 +288,15 @@ def write_pngs(summary: Summary, directory: Path) -> list[Path]:
 
 
 # ---- HTML --------------------------------------------------------------------------------------
+def _breakable(text: str) -> str:
+    """``text`` escaped, with line-break opportunities after path separators: a library's path in a backend's
+    versions must not widen the table past the page."""
+    return html.escape(text).replace("/", "/<wbr>")
+
+
 def _table(rows: list[list[Any]], header: list[str]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    body = "".join("<tr>" + "".join(f"<td>{_breakable(str(c))}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
@@ -316,10 +322,33 @@ def _finding(f: dict[str, Any]) -> str:
     )
 
 
-def _heat(count: int, most: int) -> str:
-    """A table cell shaded by ``_shade``."""
+def _heat(bucket: str, count: int, most: int) -> str:
+    """A bucket and its count, shaded by ``_shade``; the buckets of an axis wrap at the page's width."""
     r, g, b, a = _shade(count, most)
-    return f'<td style="background:rgba({r * 255:.0f},{g * 255:.0f},{b * 255:.0f},{a:.2f})">{count}</td>'
+    return (f'<span class="bucket" style="background:rgba({r * 255:.0f},{g * 255:.0f},{b * 255:.0f},{a:.2f})">'
+            f"{html.escape(bucket)} <b>{count}</b></span>")
+
+
+def _matrix(matrix: dict[str, Any]) -> str:
+    """The documented findings judged on each build (``fuzz.corpus.matrix``), defects in red."""
+    if not matrix:
+        return ""
+    names = matrix["builds"]
+    head = "".join(f"<th>{html.escape(b)}<br><small>{html.escape(matrix['implementations'][b])}</small></th>"
+                   for b in names)
+    rows = []
+    for finding in matrix["findings"]:
+        cells = []
+        for build in names:
+            cell = matrix["cells"][f"{finding}|{build}"]
+            style = {1: "bad", 0: "ok"}.get(cell["status"], "")
+            detail = f"<br><small>{html.escape(cell['detail'])}</small>" if cell["detail"] else ""
+            cells.append(f'<td><span class="{style}">{html.escape(cell["verdict"])}</span>{detail}</td>')
+        rows.append(f"<tr><th>{html.escape(finding)}</th>{''.join(cells)}</tr>")
+    return ("<h2>Documented findings on every build</h2><p>Each documented finding of the corpus run once on "
+            f"each build after the campaign ({matrix.get('seconds', '?')} s): red where the defect is there, "
+            "green where it is not, uncoloured where the build cannot load the model (<code>lafuzz matrix</code>)."
+            f"</p><table><tr><th>finding</th>{head}</tr>{''.join(rows)}</table>")
 
 
 def _near_misses(rows: list[dict[str, Any]]) -> str:
@@ -343,8 +372,8 @@ def _coverage_section(summary: Summary) -> str:
     rows = []
     for axis, row in summary.coverage.items():
         most = max(row.values(), default=0) or 1
-        cells = "".join(f"<td>{html.escape(b)}</td>{_heat(n, most)}" for b, n in row.items())
-        rows.append(f"<tr><th>{html.escape(axis)}</th>{cells}</tr>")
+        cells = "".join(_heat(b, n, most) for b, n in row.items())
+        rows.append(f"<tr><th>{html.escape(axis)}</th><td>{cells}</td></tr>")
     tiers = _table([[t, r.get("units", 0), r.get("examples", 0), round(r.get("milliseconds", 0) / 1000, 1),
                      summary.tier_rates.get(t, 0.0)] for t, r in summary.per_tier.items()],
                    ["size tier", "units", "cases", "worker seconds", "cases per worker second"])
@@ -352,7 +381,7 @@ def _coverage_section(summary: Summary) -> str:
              if missing else "<p>Every bucket was reached.</p>")
     return (f"<h2>Coverage: {total - len(missing)} of {total} buckets reached</h2>"
             f"<p>Cases per bucket of every axis of the contract and of the interactions where bugs hide "
-            f"(each pair of cells: bucket, cases).</p><table>{''.join(rows)}</table>{never}"
+            f"(each bucket with its count of cases).</p><table>{''.join(rows)}</table>{never}"
             f"<h3>Where the time went</h3>{tiers}")
 
 
@@ -414,6 +443,7 @@ def render_html(summary: Summary) -> str:
     parts.extend(_finding(f) for f in findings)
     if not findings:
         parts.append("<p>None.</p>")
+    parts.append(_matrix(summary.matrix))
     if summary.first_seen:
         parts.append("<h2>Discoveries over time</h2>")
         parts.append(_png(_discoveries(summary.first_seen, summary.elapsed_s), 7.0, 3.2))

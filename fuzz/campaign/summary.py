@@ -120,6 +120,9 @@ class Summary:
     (a local one stood in), from the first call that failed to the first retry that succeeded."""
     database_unreachable_s: float = 0.0
     """How long, in all, the shared example database was gone."""
+    matrix: dict[str, Any] = field(default_factory=dict)
+    """The documented findings of the corpus judged on each build of the campaign after it ended
+    (``fuzz.corpus.matrix.Matrix.to_json``; empty when not made)."""
 
     @property
     def exit_status(self) -> int:

@@ -127,6 +127,13 @@ near-tolerance cases costs bookkeeping per example that the other units spend on
 CHEAP_COST = 1 << 14
 SIT_OUT = {True: 0.6, False: 0.9}
 
+OTHER_BUILDS = {"ort-node": 0.5, "ort-webgpu-builtin": 0.5, "ort-web": 0.25}
+"""The other WebGPU builds of ORT (a worker process each: Node, another Python, a browser tab) and the share
+of the units of ``SLOW_BACKENDS`` (those in which ort-webgpu takes part, on the shared head sizes, whether or
+not it is in the campaign) that each joins: on lavapipe and SwiftShader they cost what ort-webgpu costs or
+more (a new session in the browser took 1-3 s), so each costs a share of the units, not every unit's rate.
+Drawn after everything else, so that the other backends' plans of a seed stay as they were."""
+
 SHARED_HEAD_SIZES = (1, 3, 8, 16, 17, 32, 64, 128, 256)
 """A unit in which a slow backend takes part draws its head sizes from these (within its tier), so
 that the sessions and shaders that backend compiles for a shape are reused across units: new head sizes
@@ -154,7 +161,7 @@ class UnitPlan:
     limits: Limits
     examples: int
     sit_out: frozenset[str] = frozenset()
-    """Backends this unit leaves out (of ``SLOW_BACKENDS`` and ``KERNEL_RUNTIMES``)."""
+    """Backends this unit leaves out (of ``SLOW_BACKENDS``, ``OTHER_BUILDS`` and ``KERNEL_RUNTIMES``)."""
     seconds: float = math.inf
     """Wall time after which the unit stops drawing examples (``UNIT_SECONDS`` for a swarm unit)."""
     targeting: bool = True
@@ -242,5 +249,10 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     sit_out |= {KERNEL_RUNTIMES[0] if specialised else SPECIALISED_RUNTIME}
     staged = any(geometry(d, d, wide=True).staged_stores for d in sizes)
     sit_out |= {KERNEL_RUNTIMES[1] if staged and rng.random() < WIDE_UNITS else WIDE_RUNTIME}
+    slow_unit = SLOW_BACKENDS[0] not in sit_out
+    for build, share in OTHER_BUILDS.items():
+        joins = rng.random() < share
+        if not (slow_unit and joins):
+            sit_out |= {build}
     return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS,
                     targeting=targeting)

@@ -29,7 +29,7 @@ from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.swarm import UnitPlan
 from fuzz.campaign.unit import CountingBackend, UnitResult, run_unit
 from fuzz.corpus.entry import CorpusError, Entry, from_bytes, marks, to_bytes
-from fuzz.corpus.known_issues import Classifier
+from fuzz.corpus.known_issues import Classifier, preshrunk
 from fuzz.engine.properties import resolve_property
 from fuzz.engine.strategies import Limits
 from fuzz.findings import Finding, PropertyFailure
@@ -82,7 +82,7 @@ class Worker:
         self.on_example = on_example
         self.campaign_stop_at = stop_at
         self.seen_shared: set[bytes] = set()
-        self.shrunk_issues: set[str] = set()
+        self.shrunk_issues: set[str] = preshrunk(self.names)  # the worker-process builds sit out their issues' cases
         self.lost: dict[str, str] = {}
         """Backend name -> why this worker could no longer use it (reported with every later unit)."""
 

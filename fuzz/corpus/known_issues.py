@@ -26,7 +26,7 @@ case out once the issue is shrunk)?
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypedDict
 
 import numpy as np
@@ -36,7 +36,7 @@ from fuzz.backends.base import Backend
 from fuzz.engine.case import Case
 from fuzz.findings import Finding, Kind, KnownMark
 from fuzz.implementation import Implementation
-from oracles.validation import DELTA_RULES, ValidationError
+from oracles.validation import DELTA_RULES, GATED_RULES, ValidationError
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def _shared_beta_as_per_head(case: Case) -> Case:
 
 
 class Build(TypedDict):
-    """The implementation an issue was seen in: its name, the versions affected, and where it was seen."""
+    """Where an issue was seen: the implementation, its versions that have it, the rest of the stack in words."""
 
     implementation: str
     versions: SpecifierSet
@@ -216,6 +216,95 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         applies=_cuda_state_exceeds_shared_memory,
     ),
 )
+
+
+ORT_NODE: Build = {
+    "implementation": "onnxruntime-node",
+    "versions": SpecifierSet("==1.30.0"),
+    "seen_with": "its WebGPU EP (Dawn) under Node 20 on lavapipe",
+}
+ORT_WEB: Build = {
+    "implementation": "onnxruntime-web",
+    "versions": SpecifierSet("==1.30.0"),
+    "seen_with": "dist/ort.webgpu.min.mjs in headless Chromium 156 (SwiftShader adapter)",
+}
+ORT_WEBGPU_1_27: Build = {
+    "implementation": "onnxruntime-webgpu",
+    "versions": SpecifierSet("==1.27.0"),
+    "seen_with": "its built-in WebGPU EP on lavapipe",
+}
+OTHER_BUILDS: dict[str, Build] = {"ort-node": ORT_NODE, "ort-web": ORT_WEB, "ort-webgpu-builtin": ORT_WEBGPU_1_27}
+"""The other WebGPU builds of ONNX Runtime (``fuzz.backends.ort_remote``), by backend name."""
+
+SEEN_IN_OTHER_BUILDS = {
+    "ort-webgpu-shared-beta": ("ort-node", "ort-web", "ort-webgpu-builtin"),
+    "ort-webgpu-kv-heads-zero": ("ort-node", "ort-web", "ort-webgpu-builtin"),
+    "ort-webgpu-empty-sequence": ("ort-node",),
+    "ort-webgpu-unvalidated-shapes": ("ort-node", "ort-web", "ort-webgpu-builtin"),
+}
+"""Defects of the plugin seen in other builds too (``lafuzz matrix``, and their tests). In ORT Web,
+kv_num_heads = 0 traps the wasm instance ("divide by zero"), which leaves it unusable: a crash. ORT Web and
+1.27.0 refuse T = 0 (bind group validation); 1.27.0 refuses some unvalidated shapes (the corpus case) and
+returns values for others (a rank-2 decay of gated_delta with a past state)."""
+
+
+def _in_build(known: KnownIssue, backend: str) -> KnownIssue:
+    """``known`` as seen in another build: same cases and kind, that build's backend, id and versions."""
+    return replace(known, id=known.id.replace("ort-webgpu", backend, 1), backend=backend, **OTHER_BUILDS[backend])
+
+
+def _gqa_query_heads(case: Case) -> bool:
+    try:
+        dims = case.dims()
+    except ValidationError:
+        return False
+    return dims.q_heads > dims.kv_heads
+
+
+KNOWN_ISSUES += tuple(_in_build(known, backend) for known in KNOWN_ISSUES for backend in SEEN_IN_OTHER_BUILDS.get(
+    known.id, ()))
+def _unused_input_given(case: Case) -> bool:
+    """A valid case that feeds ``decay`` to a rule without gating or ``beta`` to one without the delta update."""
+    try:
+        dims = case.dims()
+    except ValidationError:
+        return False
+    return (("decay" in case.inputs and dims.update_rule not in GATED_RULES)
+            or ("beta" in case.inputs and dims.update_rule not in DELTA_RULES))
+
+
+KNOWN_ISSUES += (
+    KnownIssue(
+        id="ort-webgpu-builtin-unused-inputs-refused",
+        backend="ort-webgpu-builtin",
+        **ORT_WEBGPU_1_27,
+        kind=Kind.REJECTED_VALID,
+        summary=(
+            "An optional input the update rule does not use (decay for linear or delta, beta for linear or "
+            "gated) is refused: 'WebGPU validation failed. In entries[4], binding index 4 not present in the "
+            "bind group layout'. The contract ignores it, and later releases do."
+        ),
+        applies=_unused_input_given,
+    ),
+    KnownIssue(
+        id="ort-webgpu-builtin-gqa-output-heads",
+        backend="ort-webgpu-builtin",
+        **ORT_WEBGPU_1_27,
+        kind=Kind.MISMATCH,
+        summary=(
+            "With more query heads than kv heads (GQA, q_num_heads > kv_num_heads) the output has H_kv * d_v "
+            "columns instead of H_q * d_v: this release predates the operator's GQA contract."
+        ),
+        applies=_gqa_query_heads,
+    ),
+)
+
+def preshrunk(backends: Iterable[str]) -> set[str]:
+    """The documented issues of the builds in worker processes among ``backends``. A campaign counts them as shrunk
+    from its start (the builds sit out the cases they affect): shrinking a crash there again costs a worker, or a
+    browser, per example (4-9 s each for a browser); ``lafuzz matrix`` and the tests check them instead."""
+    names = set(backends)
+    return {known.id for known in KNOWN_ISSUES if known.backend in OTHER_BUILDS and known.backend in names}
 
 
 def issue(issue_id: str) -> KnownIssue:

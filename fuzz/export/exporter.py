@@ -10,6 +10,7 @@ never the entry.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -20,6 +21,7 @@ from pathlib import Path
 from fuzz import atomic
 from fuzz.backends import Backend
 from fuzz.corpus.entry import Entry
+from fuzz.engine.case import Case
 from fuzz.export.agreement import opinions
 from fuzz.export.bounds import Bound, uniform_bounds
 from fuzz.export.issue import Transcript, issue_markdown, title
@@ -28,6 +30,9 @@ from fuzz.export.plan import Expectation, ExportError, ort_backends, plan
 from fuzz.export.render import render_repro
 
 REPRO = "repro.py"
+JS_FILES = Path(__file__).with_name("js")
+"""repro.mjs (onnxruntime-node), repro.html and serve.mjs (ORT Web) and the repro-core.mjs they share: the same
+check as repro.py for the JavaScript builds, reading the case from ``case.json``."""
 ISSUE = "ISSUE.md"
 UPSTREAM = "upstream"
 """The export's folder inside a corpus entry written by a campaign or ``run_unit``."""
@@ -49,6 +54,18 @@ def run_repro(folder: Path, *args: str, python: str = sys.executable, timeout: f
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     return Transcript(" ".join(["python", REPRO, *args]), ANSI.sub("", done.stdout), done.returncode)
+
+
+def write_js_repro(folder: Path, case: Case, expectation: Expectation, bounds: dict[str, Bound]) -> None:
+    """The JavaScript reproductions beside ``repro.py``: ``case.json`` (what they check) and ``JS_FILES``."""
+    data = folder / "test_data_set_0"
+    document = {"case": case.summary(), "expectation": str(expectation),
+                "tolerance": {name: [b.atol, b.rtol] for name, b in bounds.items()},
+                "inputs": sorted(p.name for p in data.glob("input_*.pb")),
+                "outputs": sorted(p.name for p in data.glob("output_*.pb"))}
+    atomic.write_text(folder / "case.json", json.dumps(document, indent=1) + "\n")
+    for source in sorted(JS_FILES.iterdir()):
+        atomic.write_bytes(folder / source.name, source.read_bytes())
 
 
 def _replaceable(out: Path) -> None:
@@ -76,6 +93,7 @@ def export_entry(entry: Entry, out: Path, *, backends: Sequence[Backend] | None 
         write_model(staging, case, outputs)
         write_test_data(staging, case, outputs)
         atomic.write_text(staging / REPRO, render_repro(repro, case, bounds, title(entry, repro)))
+        write_js_repro(staging, case, repro.expectation, bounds)
         views = None if backends is None else opinions(backends, case, repro.expectation, outputs,
                                                         at_fault=repro.backend)
         transcript = run_repro(staging) if check else None

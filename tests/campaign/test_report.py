@@ -142,3 +142,29 @@ def test_lafuzz_report_rebuilds_a_summary_written_before_the_newer_fields(kept: 
     assert older.per_tier == {} and older.checked_examples == document["checked_examples"] > 0
     assert older.exit_status == document["exit_status"]
     assert f"{older.checked_examples}" in html
+
+
+def test_the_report_fits_a_1280_pixel_window_in_the_browser(run, need, tmp_path: Path) -> None:
+    """The report opened in the ort-web backend's Chromium at 1280 px: no table wider than the page (a plugin's
+    path among a backend's versions once pushed the backends table off the right edge), with a findings matrix."""
+    browser = need("ort-web")
+    summary = copy.deepcopy(run[1])
+    summary.backends["ort-webgpu"] = {
+        "device": "WebGPU on a CPU device, vendor AMD [0x1022:0x0000] - a software adapter (no GPU here)",
+        "versions": {"onnxruntime": "1.31.1", "webgpu-ep": "plugin 0.4.0 from /work/a-long-checkout-name/.venv/lib/"
+                     "python3.11/site-packages/onnxruntime_ep_webgpu/libonnxruntime_providers_webgpu.so"},
+        "window": "prefix", "dtypes": ["float32", "float16"]}
+    builds = ["ort-webgpu", "ort-webgpu-builtin", "ort-node", "ort-web", "wgpu"]
+    summary.matrix = {"findings": ["ort-webgpu-unvalidated-shapes"], "builds": builds, "seconds": 1.0,
+                      "implementations": dict.fromkeys(builds, "onnxruntime-something 1.30.0"),
+                      "cells": {f"ort-webgpu-unvalidated-shapes|{b}": {
+                          "verdict": "refused", "status": 0, "detail": "[ONNXRuntimeError] : 1 : FAIL : WebGPU "
+                          "validation failed. In entries[3], binding index 3 not present in the bind group..."}
+                          for b in builds}}
+    page = tmp_path / "report.html"
+    page.write_text(render_html(summary))
+    header, (png,) = browser.link.request({"op": "inspect", "path": str(page), "width": 1280})
+    (tmp_path / "report-1280.png").write_bytes(png)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") == 1280
+    assert header["overflowing"] == [], f"tables wider than the page (screenshot: {tmp_path / 'report-1280.png'})"
+    assert header["pageWidth"] == 1280

@@ -119,3 +119,23 @@ def test_a_gpus_geometry_replaces_dawns_where_heads_stage() -> None:
     assert wide and all(max(p.limits.head_dim_pool) > 64 for p in wide)
     assert all("wgpu-dawn" in p.sit_out for p in wide)
     assert abs(len(wide) / len(staging) - swarm.WIDE_UNITS) < 0.04
+
+
+def test_other_builds_join_a_share_of_the_slow_units():
+    """ort-node, ort-webgpu-builtin and ort-web take part only in units where ort-webgpu does (on the shared head
+    sizes), each in some of them and fewer than all: they cost a share of the campaign, not every unit."""
+    plans = [swarm.plan(seed, 10) for seed in range(600)]
+    slow = [p for p in plans if swarm.SLOW_BACKENDS[0] not in p.sit_out]
+    for build in swarm.OTHER_BUILDS:
+        joined = [p for p in plans if build not in p.sit_out]
+        assert all(p in slow for p in joined), build
+        assert 0 < len(joined) < len(slow), (build, len(joined), len(slow))
+
+
+def test_the_issues_of_the_worker_process_builds_in_play_count_as_shrunk():
+    """A campaign with ort-web does not shrink ORT Web's documented crash again (a browser per example)."""
+    from fuzz.corpus.known_issues import preshrunk
+
+    assert "ort-web-kv-heads-zero" in preshrunk(("oracle", "ort-web"))
+    assert not any(i.startswith("ort-webgpu-") for i in preshrunk(("ort-webgpu", "ort-web")))
+    assert preshrunk(("oracle", "ort-webgpu")) == set()

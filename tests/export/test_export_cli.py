@@ -17,7 +17,9 @@ def test_export_writes_the_report(tmp_path, capsys):
     status = main(["export", str(CORPUS / "backends-agree/ort-webgpu-shared-beta"), "--out", str(out),
                    "--backends", "oracle", "--no-run"])
     assert status == 0
-    assert sorted(p.name for p in out.iterdir()) == ["ISSUE.md", "model.onnx", "repro.py", "test_data_set_0"]
+    assert sorted(p.name for p in out.iterdir()) == ["ISSUE.md", "case.json", "model.onnx", "repro-core.mjs",
+                                                      "repro.html", "repro.mjs", "repro.py", "serve.mjs",
+                                                      "test_data_set_0"]
     assert "| oracle | host CPU (float64 NumPy) | yes | the reference (float64) |" in (out / "ISSUE.md").read_text()
     assert f"to {out}" in capsys.readouterr().out
 

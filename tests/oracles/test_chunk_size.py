@@ -7,6 +7,7 @@ import pytest
 from support.random_cases import random_case
 
 from fuzz.backends import REGISTRY, Unavailable, create
+from fuzz.corpus.known_issues import Classifier
 
 CHUNK_SIZES = (1, 2, 3, 64)
 
@@ -17,9 +18,14 @@ def test_chunk_size_changes_nothing(name):
         backend = create(name)
     except Unavailable as err:
         pytest.skip(f"backend {name} unavailable here: {err}")
+    known = Classifier.for_backends([backend])
+    checked = 0
     try:
         for index in range(4):  # one case per update rule, T long enough to span several chunks
             case = random_case(np.random.default_rng(index), index, seq_len=9, window=4 * (index % 2))
+            if known.affecting(name, case) is not None:
+                continue  # a documented issue of this build (e.g. 1.27.0 refuses inputs a rule does not use)
+            checked += 1
             plain = backend.run(case)
             for chunk in CHUNK_SIZES:
                 hinted = backend.run(case.with_attrs(chunk_size=chunk))
@@ -27,6 +33,7 @@ def test_chunk_size_changes_nothing(name):
                     assert a.tobytes() == b.tobytes(), f"{name} chunk_size={chunk}: {case.summary()}"
     finally:
         backend.close()
+    assert checked, f"every case is affected by a documented issue of {name}"
 
 
 def test_chunk_size_must_be_an_integer():
