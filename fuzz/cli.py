@@ -7,7 +7,7 @@ import os
 import secrets
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fuzz import backend_options, environment
 from fuzz.output import prepare_output
@@ -46,8 +46,8 @@ def _cmd_backends(args: argparse.Namespace) -> int:
         caps = item.capabilities
         versions = ", ".join(f"{k} {v}" for k, v in caps.versions.items())
         print(f"{item.name:<12} {caps.device}")
-        print(f"{'':<12} dtypes={','.join(caps.dtypes)} window={caps.window} aliasing={caps.aliasing}"
-              f" [{versions}]")
+        print(f"{'':<12} ops={','.join(caps.ops)} dtypes={','.join(caps.dtypes)} window={caps.window} "
+              f"aliasing={caps.aliasing} [{versions}]")
         if caps.implementation is not None:
             print(f"{'':<12} implementation: {caps.implementation}")
         if caps.devices:
@@ -156,6 +156,28 @@ def _campaign_seed(seed: int | None) -> int:
     return seed
 
 
+def _campaign_ops(requested: str | None, described: dict[str, dict[str, Any]]) -> list[str]:
+    """``--ops`` (default: every op) less the ops fewer than two of the campaign's backends run (the oracle
+    among them), each dropped one with a line on stderr; exit 2 when none is left."""
+    from fuzz.model.ops import OPS
+
+    ops = _names(requested, list(OPS))
+    unknown = [op for op in ops if op not in OPS]
+    if unknown:
+        raise UsageError(f"--ops: unknown op(s) {', '.join(unknown)}; known: {', '.join(OPS)}")
+    kept = []
+    for op in ops:
+        runners = [name for name, caps in described.items() if op in caps.get("ops", ["LinearAttention"])]
+        if len(runners) >= 2:
+            kept.append(op)
+        else:
+            print(f"[lafuzz] not testing {op}: only {', '.join(runners) or 'no backend'} of the selected backends "
+                  "runs it (a comparison needs two)", file=sys.stderr)
+    if not kept:
+        raise UsageError("--ops: no op is run by two of the selected backends")
+    return kept
+
+
 def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.backends import REGISTRY
     from fuzz.campaign import github
@@ -193,6 +215,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     if not found.usable:
         print("lafuzz campaign: no backend is available here (see `lafuzz backends`)", file=sys.stderr)
         return EXIT_USAGE
+    ops = _campaign_ops(args.ops, found.described)
     config = CampaignConfig(
         properties=properties,
         backends=found.usable,
@@ -203,6 +226,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         example_budget=args.examples,
         examples_per_unit=args.examples_per_unit,
         limits=args.limits,
+        ops=ops,
         out=Path(args.out),
         database=args.database,
         known_corpus=Path(args.corpus),
@@ -450,6 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "holds; fuzz/campaign/resources.py)")
     p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
     p.add_argument("--properties", help="comma-separated properties, or all (default)")
+    p.add_argument("--ops", help="comma-separated ops, or all (default: LinearAttention and CausalConvWithState, "
+                   "each where two of the backends run it)")
     p.add_argument("--limits", choices=["swarm", "campaign", "ci", "default", "big"], default="swarm",
                    help="case sizes: swarm (default) draws a slice of the whole contract per work unit, "
                    "from tiny to real model sizes; the others are one fixed slice for every unit "

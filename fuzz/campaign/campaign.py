@@ -47,6 +47,7 @@ from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding
+from fuzz.model.ops import LINEAR_ATTENTION
 
 MAX_POOL_RESTARTS = 3
 """Fresh worker pools a campaign starts after a worker process died, before it stops (workers that keep
@@ -67,6 +68,8 @@ class CampaignConfig:
     examples_per_unit: int = 50
     limits: str = "swarm"
     """``swarm`` (each unit its own slice, ``fuzz.campaign.swarm``) or a fixed ``--limits`` name."""
+    ops: list[str] = field(default_factory=lambda: [LINEAR_ATTENTION.name])
+    """The ops the units test (``fuzz.model.ops``), each unit one of them (``fuzz.campaign.worker.plan_for``)."""
     out: Path = Path("lafuzz-out")
     database: str | None = None
     """Directory or ``redis://HOST:PORT``; default ``<out>/hypothesis-db``."""

@@ -43,13 +43,13 @@ from fuzz.campaign.shard import WorkUnit
 from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.corpus.known_issues import Classifier
-from fuzz.engine.case import Case
-from fuzz.engine.chains import Chain
 from fuzz.engine.compare import RATIO_CAP
+from fuzz.engine.op_testing import OpLimits, testing_for_limits
 from fuzz.engine.properties import CheckResult, resolve_property
-from fuzz.engine.strategies import Limits
 from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding, Kind, PropertyFailure
+from fuzz.model.case import Case
+from fuzz.model.chain import Chain
 
 
 class CountingBackend(Backend):
@@ -169,7 +169,7 @@ def save(finding: Finding, root: Path, specs: Mapping[str, str] | None = None,
     return saved
 
 
-def hypothesis_test(unit: WorkUnit, limits: Limits, settings: Settings, body: Callable[[Case], None],
+def hypothesis_test(unit: WorkUnit, limits: OpLimits, settings: Settings, body: Callable[[Case], None],
                     selection: str) -> Callable[[], None]:
     """``body`` as an ordinary Hypothesis test of no arguments: ``@given`` the unit's property's cases
     under ``limits``, seeded from the unit unless ``settings`` is derandomized, with its own example
@@ -294,7 +294,7 @@ def run_unit(
     unit: WorkUnit,
     backends: Sequence[Backend],
     *,
-    limits: Limits,
+    limits: OpLimits,
     settings: Settings,
     on_example: Callable[[], None] = lambda: None,
     stop_at: Callable[[], float] = lambda: math.inf,
@@ -306,9 +306,12 @@ def run_unit(
 ) -> UnitResult:
     """Run ``unit`` with Hypothesis under ``settings``; never raises a property failure.
 
-    Unless ``settings`` is derandomized, Hypothesis explores from the unit's seed. The keywords are
-    ``UnitBody``'s; ``save_dir`` receives the finding as a corpus entry.
+    Unless ``settings`` is derandomized, Hypothesis explores from the unit's seed. ``limits`` are an op's
+    (``Limits``, ``ConvLimits``): the unit draws that op's cases, on the backends that run it. The keywords
+    are ``UnitBody``'s; ``save_dir`` receives the finding as a corpus entry.
     """
+    op = testing_for_limits(limits).op.name
+    backends = [b for b in backends if op in b.capabilities().ops]
     body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
                     classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting)
     result = body.result

@@ -32,9 +32,10 @@ import numpy as np
 from packaging.specifiers import SpecifierSet
 
 from fuzz.backends.base import Backend
-from fuzz.engine.case import Case
 from fuzz.findings import Finding, Kind, KnownMark
 from fuzz.implementation import Implementation
+from fuzz.model.case import Case
+from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
 from oracles.validation import DELTA_RULES, ValidationError
 
 
@@ -59,6 +60,12 @@ class KnownIssue:
     misread: Callable[[Case], Case] | None = None
     """For a wrong result: the case as the implementation effectively reads it (the oracle on it
     reproduces the implementation)."""
+    op: str = LINEAR_ATTENTION.name
+    """The op whose cases it affects (``applies`` is asked about that op's cases only)."""
+
+    def affects(self, case: Case) -> bool:
+        """Whether ``case`` is one the issue affects: a case of its op for which ``applies`` holds."""
+        return case.op.name == self.op and self.applies(case)
 
     @property
     def known_in(self) -> str:
@@ -83,7 +90,7 @@ class KnownIssue:
 
     def covers(self, finding: Finding) -> bool:
         """Whether ``finding`` is an instance of this issue."""
-        return self.backend in finding.backends and self.kind == finding.kind and self.applies(finding.case)
+        return self.backend in finding.backends and self.kind == finding.kind and self.affects(finding.case)
 
 
 def _broken_input(case: Case) -> str:
@@ -146,6 +153,12 @@ WEBGPU_EP = {
     "seen_with": "onnxruntime 1.31.1 (lavapipe) and 1.30.0 (NVIDIA H200)",
 }
 
+def _kernel_of_size_one(case: Case) -> bool:
+    """A convolution whose causal kernel has one tap (the state holds no position), valid or not."""
+    weight = case.inputs.get("weight")
+    return weight is not None and weight.ndim >= 3 and weight.shape[-1] == 1
+
+
 KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
         id="ort-webgpu-shared-beta",
@@ -191,6 +204,19 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
             "CPU EP names the broken rule."
         ),
         applies=lambda case: _broken_input(case) in ("decay", "beta", "past_state"),
+    ),
+    KnownIssue(
+        id="ort-webgpu-conv-kernel-size-one",
+        backend="ort-webgpu",
+        **WEBGPU_EP,
+        kind=Kind.CRASH,
+        summary=(
+            "CausalConvWithState with a kernel of one tap (weight (C, 1, 1): a state of (k - 1) * dilation = 0 "
+            "positions) kills the process with SIGSEGV, with or without a past state, for any T; the CPU EP "
+            "returns the output and an empty present_state (B, C, 0)."
+        ),
+        applies=_kernel_of_size_one,
+        op=CAUSAL_CONV.name,
     ),
     KnownIssue(
         id="ort-cuda-large-heads-unsupported",
@@ -253,7 +279,7 @@ class Classifier:
 
     def affecting(self, backend: str, case: Case) -> KnownIssue | None:
         """The issue in play of ``backend`` that affects ``case``, if any."""
-        return next((i for i in KNOWN_ISSUES if i.backend == backend and i.applies(case) and self.in_play(i)), None)
+        return next((i for i in KNOWN_ISSUES if i.backend == backend and i.affects(case) and self.in_play(i)), None)
 
     def documented(self, finding: Finding) -> KnownIssue | None:
         """The issue in play that covers ``finding``, if any."""

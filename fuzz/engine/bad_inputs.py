@@ -16,8 +16,8 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from fuzz.engine.case import Case
 from fuzz.engine.strategies import Limits, cases, one_of_values
+from fuzz.model.case import Case
 from oracles.prefix import SEQUENCE_INPUTS
 from oracles.validation import DELTA_RULES, GATED_RULES, MAX_STATE_WINDOW, Dims, ValidationError, validate
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fuzz.backends import Backend, BackendError, Crashed, Rejected, TimedOut, Unsupported
-from fuzz.engine.case import Case
 from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle
 from fuzz.export.plan import Expectation
+from fuzz.model.case import Case
 
 REFERENCE = "oracle"
 """The float64 NumPy oracle: the reference itself on a valid case."""

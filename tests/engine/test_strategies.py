@@ -15,7 +15,7 @@ from fuzz.campaign import profiles
 from fuzz.campaign.coverage import buckets
 from fuzz.corpus.entry import Entry, from_bytes, read_entry, to_bytes, write_entry
 from fuzz.engine.bad_inputs import BREAKERS, RULES, break_case, invalid_cases
-from fuzz.engine.case import POISON_KINDS, Case
+from fuzz.engine.op_testing import LINEAR_ATTENTION_TESTING
 from fuzz.engine.strategies import (
     Layout,
     Limits,
@@ -27,13 +27,12 @@ from fuzz.engine.strategies import (
     layouts,
     numerics,
     one_of_values,
-    poisoned_cases,
     resume_cases,
     shapes,
-    short_cases,
     with_clean_past,
 )
 from fuzz.findings import Finding, Kind
+from fuzz.model.case import POISON_KINDS, Case
 from oracles.validation import ValidationError
 
 CI = profiles.get("ci")
@@ -115,7 +114,7 @@ def test_fp16_tiny_values_include_subnormals(valid: list[Case]) -> None:
 
 def test_poisoned_cases_poison_only_the_unread_slots() -> None:
     kinds = set()
-    for case in _sample(poisoned_cases(LIMITS), 40):
+    for case in _sample(LINEAR_ATTENTION_TESTING.poisoned_cases(LIMITS), 40):
         past = case.inputs["past_state"]
         clean = with_clean_past(case).inputs["past_state"]
         assert np.array_equal(past[-1], clean[-1]) and np.all(clean[:-1] == 0)
@@ -126,7 +125,7 @@ def test_poisoned_cases_poison_only_the_unread_slots() -> None:
 
 
 def test_short_and_resume_cases() -> None:
-    for case in _sample(short_cases(LIMITS), 20):
+    for case in _sample(LINEAR_ATTENTION_TESTING.short_cases(LIMITS), 20):
         assert 1 <= case.seq_len < case.state_window and "past_state" in case.inputs
     for case in _sample(resume_cases(LIMITS), 20):
         draft = case.notes["draft_len"]

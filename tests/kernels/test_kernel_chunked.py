@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from test_kernel_parity import DTYPES, IMPLEMENTATIONS, assert_bitwise, kernel_or_skip, make_inputs, poisoned
 
-from fuzz.engine.case import Case
 from fuzz.engine.compare import assert_agrees_with_oracle, assert_results_agree
+from fuzz.model.case import Case
 from kernels.linear_attention import PREFILLS, WIDE_ROW_GROUPS, LinearAttentionKernel, linear_attention
 from kernels.shader import CHUNK_SIZE, MAX_ROW_GROUPS, KernelSpec
 from oracles.validation import UPDATE_RULES, Dims

@@ -17,8 +17,8 @@ from fuzz.backends.base import Capabilities
 from fuzz.backends.device_choice import DeviceChoice
 from fuzz.backends.oracle import OracleBackend
 from fuzz.corpus.known_issues import KNOWN_ISSUES
-from fuzz.engine.case import Case
 from fuzz.implementation import Implementation
+from fuzz.model.case import Case
 
 REPAIRED_ENV = "LAFUZZ_TEST_BROKEN_REPAIRED"
 """Set to 1 to "repair" the broken backend (so replay can report a known failure as now fixed)."""
