@@ -157,24 +157,24 @@ def _campaign_seed(seed: int | None) -> int:
 
 
 def _campaign_ops(requested: str | None, described: dict[str, dict[str, Any]]) -> list[str]:
-    """``--ops`` (default: every op) less the ops fewer than two of the campaign's backends run (the oracle
-    among them), each dropped one with a line on stderr; exit 2 when none is left."""
+    """``--ops`` (default: every op), less the ops fewer than two of the campaign's backends run (the oracle among
+    them), each with a line on stderr; where no op has two, every op one of them runs (the oracle alone checks
+    its window against its own prefix formulation)."""
     from fuzz.model.ops import OPS
 
     ops = _names(requested, list(OPS))
     unknown = [op for op in ops if op not in OPS]
     if unknown:
         raise UsageError(f"--ops: unknown op(s) {', '.join(unknown)}; known: {', '.join(OPS)}")
-    kept = []
+    runners = {op: [name for name, caps in described.items() if op in caps.get("ops", ())] for op in ops}
+    compared = [op for op in ops if len(runners[op]) >= 2]
     for op in ops:
-        runners = [name for name, caps in described.items() if op in caps.get("ops", ["LinearAttention"])]
-        if len(runners) >= 2:
-            kept.append(op)
-        else:
-            print(f"[lafuzz] not testing {op}: only {', '.join(runners) or 'no backend'} of the selected backends "
-                  "runs it (a comparison needs two)", file=sys.stderr)
+        if compared and op not in compared:
+            print(f"[lafuzz] not testing {op}: only {', '.join(runners[op]) or 'no backend'} of the selected "
+                  "backends runs it (a comparison needs two)", file=sys.stderr)
+    kept = compared or [op for op in ops if runners[op]]
     if not kept:
-        raise UsageError("--ops: no op is run by two of the selected backends")
+        raise UsageError(f"--ops: none of the selected backends runs {', '.join(ops)}")
     return kept
 
 

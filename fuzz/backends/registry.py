@@ -19,6 +19,7 @@ REGISTRY: dict[str, str] = {
     "ort-cpu": "fuzz.backends.ort_cpu:OrtCpuBackend",
     "ort-webgpu": "fuzz.backends.ort_webgpu:OrtWebGpuBackend",
     "ort-cuda": "fuzz.backends.ort_cuda:OrtCudaBackend",
+    "onnx-reference": "fuzz.backends.onnx_reference:OnnxReferenceBackend",
     "wgpu": "fuzz.backends.wgpu_kernel:WgpuNativeBackend", "wgpu-dawn": "fuzz.backends.wgpu_kernel:WgpuDawnBackend",
     "wgpu-chunked": "fuzz.backends.wgpu_kernel:WgpuChunkedBackend",
     "wgpu-wide": "fuzz.backends.wgpu_kernel:WgpuWideBackend",

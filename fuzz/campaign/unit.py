@@ -44,7 +44,7 @@ from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.corpus.known_issues import Classifier
 from fuzz.engine.compare import RATIO_CAP
-from fuzz.engine.op_testing import OpLimits, testing_for_limits
+from fuzz.engine.op_testing import OpLimits, for_limits
 from fuzz.engine.properties import CheckResult, resolve_property
 from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding, Kind, PropertyFailure
@@ -310,7 +310,7 @@ def run_unit(
     (``Limits``, ``ConvLimits``): the unit draws that op's cases, on the backends that run it. The keywords
     are ``UnitBody``'s; ``save_dir`` receives the finding as a corpus entry.
     """
-    op = testing_for_limits(limits).op.name
+    op = for_limits(limits).op.name
     backends = [b for b in backends if op in b.capabilities().ops]
     body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
                     classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting)

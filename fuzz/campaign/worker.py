@@ -30,7 +30,7 @@ from fuzz.campaign.swarm import UnitPlan
 from fuzz.campaign.unit import CountingBackend, UnitResult, run_unit
 from fuzz.corpus.entry import CorpusError, Entry, from_bytes, marks, to_bytes
 from fuzz.corpus.known_issues import Classifier
-from fuzz.engine.op_testing import PRESETS, testing
+from fuzz.engine.op_testing import PRESETS, for_op
 from fuzz.engine.properties import resolve_property
 from fuzz.findings import Finding, PropertyFailure
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
@@ -62,7 +62,7 @@ def plan_for(limits: str, unit: WorkUnit, examples: int, ops: Sequence[str] = (L
             return conv_swarm.plan(unit.seed, examples, warming_up=warming_up)
         return swarm.plan(unit.seed, examples, warming_up=warming_up)
     op = candidates[unit.number % len(candidates)]
-    return UnitPlan(tier=limits, limits=testing(op).preset(limits), examples=examples)
+    return UnitPlan(tier=limits, limits=for_op(op).preset(limits), examples=examples)
 
 
 def unit_plan(config: Any, unit: WorkUnit) -> UnitPlan:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from fuzz.engine.op_testing import exact_for, la_locate, testing
+from fuzz.engine.op_testing import exact_for, for_op, la_locate
 from fuzz.engine.tolerance import Budget
 from fuzz.model.case import Case
 
@@ -312,7 +312,7 @@ def _against_exact(case: Case, sides: list[tuple[str, Result]], resumed_at: int 
     """Compare one labelled result with the exact answer, or two with each other; worst ratio per tensor."""
     dims = case.dims()
     summary = case.summary()
-    op = testing(case.op)
+    op = for_op(case.op)
     for label, result in sides:
         for tensor, values in zip(TENSORS, result, strict=True):
             if values.dtype != case.dtype:

@@ -5,8 +5,8 @@ which draws on Hypothesis and the tolerance model and so sits in this layer: the
 its strategies (valid cases, the window's cases through ``fuzz.engine.window_cases``, invalid cases, and
 device chains where the op has them), its float64 answer with the blocks of the tolerance model, the
 depth of each result, and how an element of a result is named in a mismatch report. The properties
-(``fuzz.engine.properties``) are written once against this; ``testing(op)`` finds an op's,
-``testing_for_limits(limits)`` the one whose limits a unit draws from.
+(``fuzz.engine.properties``) are written once against this; ``for_op(op)`` finds an op's,
+``for_limits(limits)`` the one whose limits a unit draws from.
 """
 
 from __future__ import annotations
@@ -131,12 +131,12 @@ TESTING: Mapping[str, OpTesting] = {t.op.name: t for t in (LINEAR_ATTENTION_TEST
 """Every op's testing, by op name."""
 
 
-def testing(op: Op | str) -> OpTesting:
+def for_op(op: Op | str) -> OpTesting:
     """The testing of ``op`` (an ``Op`` or its name)."""
     return TESTING[op if isinstance(op, str) else op.name]
 
 
-def testing_for_limits(limits: Any) -> OpTesting:
+def for_limits(limits: Any) -> OpTesting:
     """The testing of the op whose limits these are (``Limits``: LinearAttention; ``ConvLimits``: the conv)."""
     for candidate in TESTING.values():
         if isinstance(limits, candidate.limits_type):
@@ -146,4 +146,4 @@ def testing_for_limits(limits: Any) -> OpTesting:
 
 def exact_for(case: Case) -> Any:
     """The float64 answer to a valid case, with its tolerance blocks."""
-    return testing(case.op).exact(case.inputs, case.attrs)
+    return for_op(case.op).exact(case.inputs, case.attrs)

@@ -24,7 +24,7 @@ import oracles
 from fuzz.backends import Backend, ChainCall, Crashed, Rejected, TimedOut, Unsupported
 from fuzz.engine.bad_inputs import PASS_THROUGH_RULES
 from fuzz.engine.compare import Match, Mismatch, MismatchError, Where, element_ratios
-from fuzz.engine.op_testing import OpTesting, testing, testing_for_limits
+from fuzz.engine.op_testing import OpTesting, for_limits, for_op
 from fuzz.engine.strategies import with_clean_past
 from fuzz.findings import Finding, Kind, PropertyFailure
 from fuzz.model.case import Case
@@ -79,7 +79,7 @@ class _Check:
     def __init__(self, prop: str, case: Case, *, valid: bool = True) -> None:
         self.prop = prop
         self.case = case
-        self.testing: OpTesting = testing(case.op)
+        self.testing: OpTesting = for_op(case.op)
         self.dims: Any = case.dims() if valid else None
         self.result = CheckResult()
         self._exact: dict[int, tuple[Case, Any]] = {}
@@ -432,7 +432,7 @@ def _chain_cases(t: OpTesting, limits: Any) -> st.SearchStrategy[Case]:
 def _of_limits(strategy: Callable[[OpTesting, Any], st.SearchStrategy[Case]]
                ) -> Callable[[Any], st.SearchStrategy[Case]]:
     """A property's strategy: ``strategy(op testing, limits)`` for the op whose limits a unit draws from."""
-    return lambda limits: strategy(testing_for_limits(limits), limits)
+    return lambda limits: strategy(for_limits(limits), limits)
 
 
 PROPERTIES: dict[str, Property] = {

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fuzz.engine.op_testing import exact_for, testing
+from fuzz.engine.op_testing import exact_for, for_op
 from fuzz.engine.tolerance import ACCUMULATION_FACTOR, COMPUTE_DTYPE, Budget, eps
 from fuzz.model.case import Case
 
@@ -34,7 +34,7 @@ def uniform_bounds(case: Case, expected: dict[str, np.ndarray]) -> dict[str, Bou
     exact = exact_for(case)
     bounds = {}
     for name, rounded in expected.items():
-        depth = testing(case.op).depth(dims, name, None)
+        depth = for_op(case.op).depth(dims, name, None)
         budget = Budget((case.dtype,), depth)
         rtol = ACCUMULATION_FACTOR * depth * eps(COMPUTE_DTYPE[case.dtype]) + eps(case.dtype)
         values, block = exact.part(name)
@@ -48,7 +48,7 @@ def uniform_bounds(case: Case, expected: dict[str, np.ndarray]) -> dict[str, Bou
 def derivation(case: Case) -> str:
     """The comment repro.py carries above its tolerances: where the numbers come from."""
     dims = case.dims()
-    depth = testing(case.op).depth(dims, "output", None)
+    depth = for_op(case.op).depth(dims, "output", None)
     compute = COMPUTE_DTYPE[case.dtype].name
     what = f"T + d_k = {depth}" if case.op.name == "LinearAttention" else \
         f"kernel taps + 2 = {depth} for output, 0 for present_state (a copy)"
