@@ -37,7 +37,7 @@ from hypothesis import event, given, seed, target
 from hypothesis import settings as Settings
 from hypothesis.errors import FlakyFailure
 
-from fuzz.backends import Backend, Capabilities, ChainCall, Lost
+from fuzz.backends import Backend, Capabilities, ChainCall, IsolatedBackend, Lost
 from fuzz.campaign.coverage import buckets
 from fuzz.campaign.shard import WorkUnit
 from fuzz.corpus.candidates import NearMiss
@@ -50,6 +50,15 @@ from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding, Kind, PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
+
+ENDS_THE_PROCESS = (Kind.CRASH, Kind.TIMEOUT)
+"""Issue kinds whose cases a backend running in the worker's own process never runs (it would take the worker
+down): a crash-isolated backend runs them, and its outcome is a finding."""
+
+
+def isolated(backend: Backend) -> bool:
+    """Whether ``backend`` (or the backend a ``CountingBackend`` counts) runs in a crash-isolated worker."""
+    return isinstance(getattr(backend, "inner", backend), IsolatedBackend)
 
 
 class CountingBackend(Backend):
@@ -232,9 +241,13 @@ class UnitBody:
         return ",".join(b.name for b in self.counted)
 
     def check(self, case: Case) -> CheckResult:
-        """The property on ``case``; a backend sits out a case of a documented issue already shrunk."""
-        declined = {b.name: i.id for b in self.counted
-                    if (i := self.classifier.affecting(b.name, case)) is not None and i.id in self.shrunk}
+        """The property on ``case``; a backend sits out a case of a documented issue already shrunk, or of a
+        documented crash or hang where it runs in this process (running it would end the process)."""
+        declined = {}
+        for b in self.counted:
+            issue = self.classifier.affecting(b.name, case)
+            if issue is not None and (issue.id in self.shrunk or (issue.kind in ENDS_THE_PROCESS and not isolated(b))):
+                declined[b.name] = issue.id
         self.result.known.update(declined.values())
         taking_part = [b for b in self.counted if b.name not in declined]
         try:

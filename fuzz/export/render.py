@@ -65,7 +65,9 @@ def _constants(plan: ReproPlan, case: Case, bounds: dict[str, Bound]) -> str:
         f"EXPECTATION = {json.dumps(str(plan.expectation))}",
         _string_constant("CASE", case.summary()),
         f"D_V = {_value_columns(case)}",
-        f"AXES: dict[str, list[str]] = {json.dumps(axis_names(case))}",
+        "AXES: dict[str, list[str]] = {" + "".join(f"\n    {json.dumps(tensor)}: {json.dumps(names)},"
+                                                   for tensor, names in axis_names(case).items())
+        + ("\n}" if axis_names(case) else "}"),
     ]
     if plan.expectation is Expectation.OUTPUTS:
         lines += textwrap.wrap(derivation(case), width=118, initial_indent="# ", subsequent_indent="# ")
