@@ -243,6 +243,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         f"{name} {calls} ({summary.window_calls.get(name, 0)} with W > 0, "
         f"{summary.backends.get(name, {}).get('window', '?')}; {summary.backend_seconds.get(name, 0):g} s)"
         for name, calls in summary.backend_calls.items()))
+    print("coverage by op: " + ", ".join(f"{op} {hit} of {total} buckets" for op, (hit, total)
+                                         in summary.coverage_by_op.items() if op in config.ops))
     new = len(summary.new_findings)
     if summary.units_lost:
         print(f"{summary.units_lost} unit(s) lost with a worker process that died: their cases went unchecked "
