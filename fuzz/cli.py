@@ -216,6 +216,10 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         print("lafuzz campaign: no backend is available here (see `lafuzz backends`)", file=sys.stderr)
         return EXIT_USAGE
     ops = _campaign_ops(args.ops, found.described)
+    skipped = [name for name in properties if not any(resolve_property(name).applies_to(op) for op in ops)]
+    for name in skipped:
+        print(f"[lafuzz] not running {name}: it has no cases of {', '.join(ops)}", file=sys.stderr)
+    properties = [name for name in properties if name not in skipped]
     config = CampaignConfig(
         properties=properties,
         backends=found.usable,

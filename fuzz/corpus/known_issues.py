@@ -245,6 +245,19 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         op=CAUSAL_CONV.name,
     ),
     KnownIssue(
+        id="ort-webgpu-conv-empty-activation",
+        backend="ort-webgpu",
+        **WEBGPU_EP_CONV,
+        kind=Kind.ACCEPTED_INVALID,
+        summary=(
+            "CausalConvWithState with activation = '' (an empty string, not one of none, silu, swish) is run as "
+            "if it were 'none', where the CPU EP refuses it ('activation must be one of: none, silu, swish'); "
+            "other unknown names ('relu', 'SILU', 'gelu') are refused."
+        ),
+        applies=lambda case: case.attrs.get("activation") == "",
+        op=CAUSAL_CONV.name,
+    ),
+    KnownIssue(
         id="ort-cuda-large-heads-unsupported",
         backend="ort-cuda",
         **CUDA_EP,

@@ -16,7 +16,7 @@ from fuzz.corpus.known_issues import issue
 from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle
 from fuzz.engine.conv_strategies import ConvLimits
 from fuzz.engine.op_testing import CAUSAL_CONV_TESTING, exact_for
-from fuzz.engine.properties import check_backends_agree
+from fuzz.engine.properties import check_backends_agree, check_error_parity
 from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.ops import CAUSAL_CONV
@@ -133,3 +133,14 @@ def test_webgpu_kernel_of_one_tap_still_crashes(need) -> None:
     with pytest.raises(PropertyFailure) as failure:
         check_backends_agree(case, [need("oracle"), webgpu])
     assert failure.value.finding.kind == "crash"
+
+
+def test_webgpu_still_runs_an_empty_activation(need) -> None:
+    """The documented defect (``ort-webgpu-conv-empty-activation``) is still there; retire it when this fails."""
+    webgpu = need("ort-webgpu", isolate=True)
+    case = Case(inputs={"input": np.ones((1, 1, 2), np.float32), "weight": np.ones((1, 1, 2), np.float32)},
+                attrs={"activation": ""}, op=CAUSAL_CONV, notes={"broken_rule": "activation"})
+    assert issue("ort-webgpu-conv-empty-activation").affects(case)
+    with pytest.raises(PropertyFailure) as failure:
+        check_error_parity(case, [need("oracle"), webgpu])
+    assert failure.value.finding.kind == "accepted-invalid"
