@@ -102,10 +102,10 @@ def probe_case(state_window: int = 0, dtype: type = np.float32, op: Op = LINEAR_
     rng = np.random.default_rng(0)
     attrs: dict[str, Any] = {"state_window": state_window} if state_window else {}
     if op is CAUSAL_CONV:
-        inputs = {"input": rng.standard_normal((1, 4, 1)).astype(dtype),
+        inputs: dict[str, np.ndarray] = {"input": rng.standard_normal((1, 4, 1)).astype(dtype),
                   "weight": rng.standard_normal((4, 1, 4)).astype(dtype)}
         return Case(inputs=inputs, attrs=attrs, op=op)
-    x = {n: rng.standard_normal((1, 1, 4)).astype(dtype) for n in ("query", "key", "value")}
+    x: dict[str, np.ndarray] = {n: rng.standard_normal((1, 1, 4)).astype(dtype) for n in ("query", "key", "value")}
     return Case(inputs=x, attrs={"q_num_heads": 1, "kv_num_heads": 1, "update_rule": "linear", **attrs})
 
 

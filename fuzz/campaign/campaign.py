@@ -119,7 +119,7 @@ class Campaign:
         self.known_cases: Counter = Counter()
         self.per_property: dict[str, Counter] = {p: Counter() for p in config.properties}
         self.tiers: dict[str, Counter] = {}
-        self.progress.coverage = coverage.reached(self.coverage)
+        self.progress.coverage = coverage.reached(self.coverage, coverage.axes_of(self.config.ops))
         self.findings: dict[str, dict[str, Any]] = {}
         self.database_keys: set[bytes] = set()
         self.interrupted = False
@@ -196,7 +196,7 @@ class Campaign:
                 self.lost[key] = why
                 self.progress.note(f"[lafuzz] a worker lost backend {name}: {why}")
         self.progress.units = self.units
-        self.progress.coverage = coverage.reached(self.coverage)
+        self.progress.coverage = coverage.reached(self.coverage, coverage.axes_of(self.config.ops))
 
     # ---- the run loop -------------------------------------------------------------------------
     def _out_of_budget(self) -> bool:

@@ -6,7 +6,7 @@ The axes are named ``conv <axis>`` so that they sit beside LinearAttention's in 
 
 from __future__ import annotations
 
-from fuzz.campaign.ranges import OPEN, in_range
+from fuzz.campaign.bucketing import OPEN, STATE_BINDINGS, in_range, state_binding
 from fuzz.engine.conv_bad_inputs import CONV_RULES
 from fuzz.engine.strategies import MAGNITUDES
 from fuzz.model.case import POISON_KINDS, Case
@@ -39,14 +39,6 @@ def _t_vs_l(d: ConvDims) -> str:
     return "T < L" if d.seq_len < d.state_length else ("T = L" if d.seq_len == d.state_length else "T > L")
 
 
-def _state(case: Case) -> str:
-    if case.poison:
-        return "poisoned past"
-    if case.aliased:
-        return "aliased past"
-    return "past" if "past_state" in case.inputs else "no past"
-
-
 CONV_AXES: dict[str, tuple[str, ...]] = {
     "conv ndim": tuple(str(n) for n in range(1, MAX_NDIM + 1)),
     "conv layout": ("channels first", "channels last, one axis", "channels last, several axes"),
@@ -62,7 +54,7 @@ CONV_AXES: dict[str, tuple[str, ...]] = {
     "conv activation": ACTIVATIONS,
     "conv bias": ("bias", "no bias"),
     "conv dtype": ("float32", "float16"),
-    "conv state": ("no past", "past", "aliased past", "poisoned past"),
+    "conv state": STATE_BINDINGS,
     "conv poison": POISON_KINDS,
     "conv values": MAGNITUDES,
     "conv accepted": ("none", "some", "all"),
@@ -85,7 +77,7 @@ def conv_buckets(case: Case) -> dict[str, str]:
         "conv channels": in_range(d.channels, CHANNELS), "conv T": in_range(d.seq_len, SEQ_LENS),
         "conv B": str(d.batch), "conv W": str(d.state_window), "conv T vs W": _t_vs_w(d), "conv T vs L": _t_vs_l(d),
         "conv activation": d.activation, "conv bias": "bias" if d.has_bias else "no bias", "conv dtype": str(d.dtype),
-        "conv state": _state(case),
+        "conv state": state_binding(case),
     }
     if case.poison:
         found["conv poison"] = case.poison

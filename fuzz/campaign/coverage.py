@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections import Counter
 from functools import cache
 
+from fuzz.campaign.bucketing import OPEN, STATE_BINDINGS, in_range, state_binding
 from fuzz.campaign.conv_coverage import CONV_AXES, conv_buckets
-from fuzz.campaign.ranges import OPEN, in_range
 from fuzz.engine.bad_inputs import RULES
 from fuzz.engine.strategies import BETAS, DECAYS, KEY_NORMS, MAGNITUDES
 from fuzz.model.case import POISON_KINDS, Case
@@ -79,14 +79,6 @@ def _layout(present: bool | None, names: tuple[str, str]) -> str:
     return "none" if present is None else names[int(present)]
 
 
-def _state(case: Case) -> str:
-    if case.poison:
-        return "poisoned past"
-    if case.aliased:
-        return "aliased past"
-    return "past" if "past_state" in case.inputs else "no past"
-
-
 def _scale(case: Case) -> str:
     if "scale" not in case.attrs:
         return "absent"
@@ -123,7 +115,7 @@ AXES: dict[str, tuple[str, ...]] = {
     "T vs W": ("W = 0", "T < W", "T = W", "T > W"),
     "decay": ("none", "per head", "per key row"),
     "beta": ("none", "per head", "shared"),
-    "state": ("no past", "past", "aliased past", "poisoned past"),
+    "state": STATE_BINDINGS,
     "poison": POISON_KINDS,
     "scale": ("absent", "0.0 (default)", "explicit"),
     "values": MAGNITUDES,
@@ -178,7 +170,7 @@ def _linear_attention_buckets(case: Case) -> list[str]:
         "n_k": _key_heads(d), "T": in_range(d.seq_len, SEQ_LENS), "chunks": _chunks(d), "B": str(d.batch),
         "W": str(d.state_window),
         "T vs W": _t_vs_w(d), "decay": _layout(d.decay_per_row, ("per head", "per key row")),
-        "beta": _layout(d.beta_shared, ("per head", "shared")), "state": _state(case), "scale": _scale(case),
+        "beta": _layout(d.beta_shared, ("per head", "shared")), "state": state_binding(case), "scale": _scale(case),
         "n_k x heads": f"{_key_heads(d)}, {heads.split()[0]}", "dtype x d_k class": f"{d.dtype}, {_d_k_bucket(d.d_k)}",
     }
     if case.poison:
@@ -217,6 +209,11 @@ def reached(counts: Counter, axes: tuple[str, ...] | None = None) -> tuple[int, 
     total = sum(len(names) for names in chosen.values())
     hit = sum(1 for axis, names in chosen.items() for b in names if counts.get(f"{axis}: {b}", 0))
     return hit, total
+
+
+def axes_of(ops: list[str]) -> tuple[str, ...]:
+    """The axes of a campaign of ``ops``: each op's own (what its progress line counts)."""
+    return tuple(axis for op in ops for axis in OP_AXES[op])
 
 
 def reached_by_op(counts: Counter) -> dict[str, tuple[int, int]]:

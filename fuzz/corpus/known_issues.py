@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from packaging.specifiers import SpecifierSet
@@ -123,7 +124,7 @@ def _shared_beta_as_per_head(case: Case) -> Case:
     return case.with_inputs(beta=misread)
 
 
-CUDA_EP = {
+CUDA_EP: dict[str, Any] = {
     "implementation": "onnxruntime",
     "versions": SpecifierSet("==1.31.1"),
     "seen_with": "the CUDA EP of onnxruntime-gpu (CUDA 13) on an NVIDIA H200",
@@ -147,7 +148,7 @@ def _cuda_state_exceeds_shared_memory(case: Case) -> bool:
     return not column_kernel and needed > CUDA_SHARED_MEMORY_PER_BLOCK
 
 
-WEBGPU_EP = {
+WEBGPU_EP: dict[str, Any] = {
     "implementation": "onnxruntime-ep-webgpu",
     "versions": SpecifierSet("==0.4.0"),
     "seen_with": "onnxruntime 1.31.1 (lavapipe) and 1.30.0 (NVIDIA H200)",
@@ -168,7 +169,7 @@ def _kernel_of_size_one(case: Case) -> bool:
     return weight is not None and weight.ndim >= 3 and weight.shape[-1] == 1
 
 
-WEBGPU_EP_CONV = {**WEBGPU_EP, "seen_with": "onnxruntime 1.31.1 (lavapipe)"}
+WEBGPU_EP_CONV: dict[str, Any] = {**WEBGPU_EP, "seen_with": "onnxruntime 1.31.1 (lavapipe)"}
 """Where the WebGPU EP's CausalConvWithState issues were seen (not yet on a GPU)."""
 
 KNOWN_ISSUES: tuple[KnownIssue, ...] = (

@@ -27,9 +27,9 @@ from fuzz.engine.strategies import (
     OVERFLOW_HEADROOM,
     STRATEGY_CACHE,
     Numerics,
-    numerics,
     one_of_values,
     seq_lens,
+    valid_cases,
     values,
 )
 from fuzz.model.case import Case
@@ -252,25 +252,6 @@ def build_conv_case(shape: ConvShape, layout: ConvLayout, num: Numerics, *, alia
     return Case(inputs=arrays, attrs=attrs, aliased=aliased, notes=labels, op=CAUSAL_CONV)
 
 
-@st.composite
-def conv_cases(
-    draw: st.DrawFn,
-    limits: ConvLimits,
-    *,
-    min_window: int = 0,
-    has_past: bool | None = None,
-    aliased: bool = False,
-    state_window: st.SearchStrategy[int] | None = None,
-    seq_len: st.SearchStrategy[int] | None = None,
-    notes: dict[str, Any] | None = None,
-) -> Case:
-    """A valid CausalConvWithState case reaching every axis of the contract under ``limits``.
-
-    ``min_window`` raises the smallest ``W`` (``state_window`` replaces the window strategy outright);
-    ``seq_len`` replaces the ``T`` strategy; ``has_past`` forces the past state present or absent;
-    ``aliased`` binds past and present state to one buffer (implies a past state).
-    """
-    windows = state_window if state_window is not None else conv_windows(limits, min_window)
-    shape = draw(conv_shapes(limits, state_window=windows, seq_len=seq_len))
-    layout = draw(conv_layouts(limits, has_past=True if aliased else has_past))
-    return build_conv_case(shape, layout, draw(numerics()), aliased=aliased, notes=notes)
+conv_cases = valid_cases(conv_shapes, conv_windows, conv_layouts, build_conv_case)
+"""A valid CausalConvWithState case reaching every axis of the contract under ``limits`` (``valid_cases``'s
+keywords: ``min_window``, ``has_past``, ``aliased``, ``state_window``, ``seq_len``, ``notes``)."""

@@ -18,6 +18,7 @@ demands an out-of-range answer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Protocol
@@ -426,28 +427,36 @@ def build_case(shape: Shape, layout: Layout, num: Numerics, *, aliased: bool = F
 
 # ---- cases ------------------------------------------------------------------------------------
 
-@st.composite
-def cases(
-    draw: st.DrawFn,
-    limits: Limits,
-    *,
-    min_window: int = 0,
-    has_past: bool | None = None,
-    aliased: bool = False,
-    state_window: st.SearchStrategy[int] | None = None,
-    seq_len: st.SearchStrategy[int] | None = None,
-    notes: dict[str, Any] | None = None,
-) -> Case:
-    """A valid case reaching every axis of SPEC §1-2 under ``limits``.
+CasesFn = Callable[..., st.SearchStrategy[Case]]
+"""An op's strategy for valid cases (``cases``, ``fuzz.engine.conv_strategies.conv_cases``)."""
 
-    ``min_window`` raises the smallest ``W`` (``state_window`` replaces the window strategy outright);
-    ``seq_len`` replaces the ``T`` strategy; ``has_past`` forces the past state present or absent;
-    ``aliased`` binds past and present state to one buffer (implies a past state).
+
+def valid_cases(shapes_of: Callable[..., st.SearchStrategy[Any]], windows_of: Callable[..., st.SearchStrategy[int]],
+                layouts_of: Callable[..., st.SearchStrategy[Any]], build: Callable[..., Case]) -> CasesFn:
+    """An op's strategy for valid cases from its three layers: sizes (``shapes_of(limits, state_window=,
+    seq_len=)``), what is not a size or a value (``layouts_of(limits, has_past=)``) and the numerics, realised
+    by ``build(shape, layout, numerics, aliased=, notes=)``; in that order, so failures shrink layer by layer.
+
+    The strategy is ``cases(limits, *, min_window=0, has_past=None, aliased=False, state_window=None,
+    seq_len=None, notes=None)``: ``min_window`` raises the smallest ``W`` (``state_window`` replaces the window
+    strategy outright); ``seq_len`` replaces the ``T`` strategy; ``has_past`` forces the past state present or
+    absent; ``aliased`` binds past and present state to one buffer (implies a past state).
     """
-    windowed = state_window if state_window is not None else windows(limits, min_window)
-    shape = draw(shapes(limits, state_window=windowed, seq_len=seq_len))
-    layout = draw(layouts(limits, has_past=True if aliased else has_past))
-    return build_case(shape, layout, draw(numerics()), aliased=aliased, notes=notes)
+
+    @st.composite
+    def drawn(draw: st.DrawFn, limits: Any, *, min_window: int = 0, has_past: bool | None = None,
+              aliased: bool = False, state_window: st.SearchStrategy[int] | None = None,
+              seq_len: st.SearchStrategy[int] | None = None, notes: dict[str, Any] | None = None) -> Case:
+        windowed = state_window if state_window is not None else windows_of(limits, min_window)
+        shape = draw(shapes_of(limits, state_window=windowed, seq_len=seq_len))
+        layout = draw(layouts_of(limits, has_past=True if aliased else has_past))
+        return build(shape, layout, draw(numerics()), aliased=aliased, notes=notes)
+
+    return drawn
+
+
+cases = valid_cases(shapes, windows, layouts, build_case)
+"""A valid LinearAttention case reaching every axis of SPEC §1-2 under ``limits`` (``valid_cases``'s keywords)."""
 
 
 @st.composite

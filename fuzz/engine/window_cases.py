@@ -8,17 +8,13 @@ notes=)``: LinearAttention's ``fuzz.engine.strategies.cases``, CausalConvWithSta
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from hypothesis import strategies as st
 
-from fuzz.engine.strategies import one_of_values, poisoned, seq_lens
+from fuzz.engine.strategies import CasesFn, one_of_values, poisoned, seq_lens
 from fuzz.model.case import POISON_KINDS, Case
 from oracles.rollback import represented_acceptances
-
-CasesFn = Callable[..., st.SearchStrategy[Case]]
-"""An op's strategy for valid cases: ``cases(limits, *, min_window=, state_window=, seq_len=, has_past=, notes=)``."""
 
 
 @st.composite

@@ -8,8 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from support.sampling import sample
 
 from fuzz.backends import Backend, Crashed, Unsupported
 from fuzz.corpus.known_issues import issue
@@ -25,17 +24,6 @@ W0 = replace(ConvLimits.ci(), max_window=0, ndims=(1,))
 """What ORT's EPs run natively: W = 0, ndim 1 (both layouts, every kernel, dilation and activation)."""
 
 
-def _sample(strategy: st.SearchStrategy[Case], n: int) -> list[Case]:
-    drawn: list[Case] = []
-
-    @settings(max_examples=n, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))
-    @given(strategy)
-    def collect(case: Case) -> None:
-        drawn.append(case)
-
-    collect()
-    return drawn
 
 
 def _agree_on(backend: Backend, cases: list[Case]) -> int:
@@ -54,7 +42,7 @@ def _agree_on(backend: Backend, cases: list[Case]) -> int:
 def test_ort_cpu_agrees_with_the_oracle_at_window_zero(need) -> None:
     """float32 and float16 (summed in float32, rounded once), both layouts, every kernel size and dilation."""
     cpu = need("ort-cpu")
-    cases = _sample(CAUSAL_CONV_TESTING.cases(W0), 200)
+    cases = sample(CAUSAL_CONV_TESTING.cases(W0), 200)
     assert {str(c.dtype) for c in cases} == {"float32", "float16"}
     assert _agree_on(cpu, cases) == len(cases)
 
@@ -65,7 +53,7 @@ DOCUMENTED = ("ort-webgpu-conv-kernel-size-one", "ort-webgpu-conv-float16-accumu
 def test_ort_webgpu_agrees_with_the_oracle_at_window_zero(need) -> None:
     """Every case but those of its documented defects (below)."""
     webgpu = need("ort-webgpu", isolate=True)
-    drawn = _sample(CAUSAL_CONV_TESTING.cases(W0), 120)
+    drawn = sample(CAUSAL_CONV_TESTING.cases(W0), 120)
     cases = [c for c in drawn if not any(issue(i).affects(c) for i in DOCUMENTED)]
     assert len(cases) > 40 and _agree_on(webgpu, cases) == len(cases)
 
@@ -76,7 +64,7 @@ def test_webgpu_float16_still_sums_in_float16(need) -> None:
     below float16's smallest normal, which WGSL lets it flush): retire it when this fails."""
     webgpu = need("ort-webgpu", isolate=True)
     limits = replace(W0, dtypes=("float16",), kernel_sizes=(4, 5, 7))
-    cases = [c for c in _sample(CAUSAL_CONV_TESTING.cases(limits), 40) if c.notes["magnitude"] != "small-int"]
+    cases = [c for c in sample(CAUSAL_CONV_TESTING.cases(limits), 40) if c.notes["magnitude"] != "small-int"]
     off = 0
     for case in cases:
         output, state = webgpu.run(case)
@@ -94,7 +82,7 @@ def test_webgpu_float16_still_sums_in_float16(need) -> None:
 def test_window_through_prefix_mode_equals_the_oracles(need) -> None:
     """CPU and WebGPU refuse W > 0; their window comes from W = 0 runs over prefixes, one model per case."""
     limits = replace(ConvLimits.ci(), ndims=(1,), dtypes=("float32",), kernel_sizes=(2, 3, 4))
-    cases = _sample(CAUSAL_CONV_TESTING.cases(limits, min_window=1), 40)
+    cases = sample(CAUSAL_CONV_TESTING.cases(limits, min_window=1), 40)
     for name in ("ort-cpu", "ort-webgpu"):
         backend = need(name, isolate=name == "ort-webgpu")
         assert backend.capabilities().window == "prefix" and CAUSAL_CONV.name in backend.capabilities().ops
@@ -103,7 +91,7 @@ def test_window_through_prefix_mode_equals_the_oracles(need) -> None:
 
 def test_ndim_above_one_is_unsupported_on_ort_not_refused(need) -> None:
     """ndim 2 and 3 are in the schema; ORT's kernels run ndim 1 only: a skip with ORT's reason, not a finding."""
-    cases = _sample(CAUSAL_CONV_TESTING.cases(replace(W0, ndims=(2, 3), dtypes=("float32",))), 5)
+    cases = sample(CAUSAL_CONV_TESTING.cases(replace(W0, ndims=(2, 3), dtypes=("float32",))), 5)
     for name in ("ort-cpu", "ort-webgpu"):
         backend = need(name, isolate=name == "ort-webgpu")
         for case in cases:
@@ -114,9 +102,9 @@ def test_ndim_above_one_is_unsupported_on_ort_not_refused(need) -> None:
 def test_the_onnx_reference_is_a_peer_where_the_contracts_overlap(need) -> None:
     reference = need("onnx-reference")
     limits = replace(ConvLimits.ci(), ndims=(1,), channels_last=(False,), max_dilation=1, dtypes=("float32",))
-    cases = _sample(CAUSAL_CONV_TESTING.cases(limits), 80)
+    cases = sample(CAUSAL_CONV_TESTING.cases(limits), 80)
     assert any(c.state_window for c in cases) and _agree_on(reference, cases) == len(cases)
-    outside = _sample(CAUSAL_CONV_TESTING.cases(replace(ConvLimits.ci(), ndims=(1,), channels_last=(True,))), 3)
+    outside = sample(CAUSAL_CONV_TESTING.cases(replace(ConvLimits.ci(), ndims=(1,), channels_last=(True,))), 3)
     for case in outside:
         with pytest.raises(Unsupported, match="no such attribute values"):
             reference.run(case)

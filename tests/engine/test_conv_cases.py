@@ -10,8 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from support.sampling import sample
 
 from fuzz.campaign.coverage import UNIVERSE, buckets, reached_by_op
 from fuzz.corpus.entry import Entry, from_bytes, read_entry, to_bytes, write_entry
@@ -27,22 +26,11 @@ from oracles import ValidationError
 LIMITS = ConvLimits.ci()
 
 
-def _sample(strategy: st.SearchStrategy[Case], n: int) -> list[Case]:
-    drawn: list[Case] = []
-
-    @settings(max_examples=n, derandomize=True, database=None, deadline=None,
-              suppress_health_check=list(HealthCheck))
-    @given(strategy)
-    def collect(case: Case) -> None:
-        drawn.append(case)
-
-    collect()
-    return drawn
 
 
 @pytest.fixture(scope="module")
 def valid() -> list[Case]:
-    return _sample(CAUSAL_CONV_TESTING.cases(LIMITS), 300)
+    return sample(CAUSAL_CONV_TESTING.cases(LIMITS), 300)
 
 
 def test_valid_cases_are_valid_conv_cases_within_the_limits(valid: list[Case]) -> None:
@@ -67,19 +55,19 @@ def test_valid_cases_reach_every_axis_of_the_conv_contract(valid: list[Case]) ->
 
 
 def test_window_cases_are_drawn_once_for_both_ops() -> None:
-    for case in _sample(CAUSAL_CONV_TESTING.short_cases(LIMITS), 30):
+    for case in sample(CAUSAL_CONV_TESTING.short_cases(LIMITS), 30):
         assert case.op is CAUSAL_CONV and 1 <= case.seq_len < case.state_window and "past_state" in case.inputs
-    for case in _sample(CAUSAL_CONV_TESTING.poisoned_cases(LIMITS), 30):
+    for case in sample(CAUSAL_CONV_TESTING.poisoned_cases(LIMITS), 30):
         past = case.inputs["past_state"]
         assert case.poison and case.state_window >= 2 and np.isfinite(past[-1]).all()
-    for case in _sample(CAUSAL_CONV_TESTING.resume_cases(LIMITS), 30):
+    for case in sample(CAUSAL_CONV_TESTING.resume_cases(LIMITS), 30):
         draft = case.notes["draft_len"]
         assert 1 <= draft < case.seq_len <= draft + LIMITS.max_next_tokens and case.state_window >= 1
 
 
 def test_invalid_cases_break_each_rule() -> None:
     broken = Counter()
-    for case in _sample(CAUSAL_CONV_TESTING.invalid_cases(LIMITS), 400):
+    for case in sample(CAUSAL_CONV_TESTING.invalid_cases(LIMITS), 400):
         with pytest.raises(ValidationError):
             case.dims()
         broken[case.notes["broken_rule"]] += 1
@@ -90,7 +78,7 @@ def test_every_property_but_the_device_chain_has_conv_cases() -> None:
     applying = [p for p in PROPERTIES.values() if p.applies_to(CAUSAL_CONV.name)]
     assert {p.name for p in PROPERTIES.values()} - {p.name for p in applying} == {"device-chain"}
     for prop in applying:
-        assert all(case.op is CAUSAL_CONV for case in _sample(prop.strategy(LIMITS), 5)), prop.name
+        assert all(case.op is CAUSAL_CONV for case in sample(prop.strategy(LIMITS), 5)), prop.name
     assert for_limits(LIMITS) is CAUSAL_CONV_TESTING
 
 
