@@ -1,6 +1,6 @@
 """Hypothesis strategies for invalid CausalConvWithState calls: each case breaks exactly one rule.
 
-As LinearAttention's (``fuzz.engine.bad_inputs``): a valid case is drawn, one ``ConvBreaker`` edits its
+As LinearAttention's (``fuzz.engine.bad_inputs``): a valid case is drawn, one ``Breaker`` edits its
 shapes, dtypes or attributes to break a single rule of ``oracles.causal_conv.validate``, and fresh values
 are realised. ``notes["broken_rule"]`` names the rule; every case is confirmed invalid by the shared
 validation before it is returned. ``T = 0`` is the rule a backend may answer by passing the state through
@@ -17,12 +17,13 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
+from fuzz.engine.bad_inputs import Breaker, always, confirmed_invalid
 from fuzz.engine.conv_strategies import ConvLimits, conv_cases
 from fuzz.engine.strategies import one_of_values
 from fuzz.model.case import Case
 from fuzz.model.ops import CAUSAL_CONV
-from oracles.causal_conv import ConvDims, validate
-from oracles.validation import MAX_STATE_WINDOW, ValidationError
+from oracles.causal_conv import ConvDims
+from oracles.validation import MAX_STATE_WINDOW
 
 
 @dataclass
@@ -38,19 +39,6 @@ class ConvDraft:
         shape = list(self.shapes[name])
         shape[axis] += by
         self.shapes[name] = tuple(shape)
-
-
-@dataclass(frozen=True)
-class ConvBreaker:
-    """One rule of the contract, and how to break it in a draft."""
-
-    rule: str
-    applies: Callable[[ConvDims], bool]
-    edit: Callable[[ConvDraft, np.random.Generator], None]
-
-
-def _always(_: ConvDims) -> bool:
-    return True
 
 
 def _set_attr(name: str, bad: tuple[Any, ...]) -> Callable[[ConvDraft, np.random.Generator], None]:
@@ -119,23 +107,23 @@ def _empty_sequence(draft: ConvDraft, rng: np.random.Generator) -> None:
     draft.shapes["input"] = tuple(shape)
 
 
-CONV_BREAKERS: tuple[ConvBreaker, ...] = (
-    ConvBreaker("activation", _always, _set_attr("activation", ("", "relu", "SILU", "gelu"))),
-    ConvBreaker("ndim-range", _always, _set_attr("ndim", (0, 4, -1))),
-    ConvBreaker("dilation-range", _always, _set_attr("dilation", (0, -1))),
-    ConvBreaker("channels-last-value", _always, _set_attr("channels_last", (2, -1))),
-    ConvBreaker("channels-last-ndim", _always, _channels_last_with_ndim),
-    ConvBreaker("state-window-range", _always, _window_out_of_range),
-    ConvBreaker("input-rank", _always, _input_rank),
-    ConvBreaker("weight-rank", _always, _rank("weight")),
-    ConvBreaker("bias-rank", lambda d: d.has_bias, _rank("bias")),
-    ConvBreaker("dtype-mismatch", _always, _dtype_mismatch),
-    ConvBreaker("weight-channels", _always, _grow("weight", 0)),
-    ConvBreaker("weight-group", _always, _grow("weight", 1)),
-    ConvBreaker("kernel-size-zero", _always, _kernel_zero),
-    ConvBreaker("bias-size", lambda d: d.has_bias, _grow("bias", 0)),
-    ConvBreaker("past-state-shape", _always, _past_shape),
-    ConvBreaker("empty-sequence", _always, _empty_sequence),
+CONV_BREAKERS: tuple[Breaker, ...] = (
+    Breaker("activation", always, _set_attr("activation", ("", "relu", "SILU", "gelu"))),
+    Breaker("ndim-range", always, _set_attr("ndim", (0, 4, -1))),
+    Breaker("dilation-range", always, _set_attr("dilation", (0, -1))),
+    Breaker("channels-last-value", always, _set_attr("channels_last", (2, -1))),
+    Breaker("channels-last-ndim", always, _channels_last_with_ndim),
+    Breaker("state-window-range", always, _window_out_of_range),
+    Breaker("input-rank", always, _input_rank),
+    Breaker("weight-rank", always, _rank("weight")),
+    Breaker("bias-rank", lambda d: d.has_bias, _rank("bias")),
+    Breaker("dtype-mismatch", always, _dtype_mismatch),
+    Breaker("weight-channels", always, _grow("weight", 0)),
+    Breaker("weight-group", always, _grow("weight", 1)),
+    Breaker("kernel-size-zero", always, _kernel_zero),
+    Breaker("bias-size", lambda d: d.has_bias, _grow("bias", 0)),
+    Breaker("past-state-shape", always, _past_shape),
+    Breaker("empty-sequence", always, _empty_sequence),
 )
 """Every rule the conv bad-input strategies break, one breaker per rule."""
 
@@ -148,7 +136,7 @@ def _realise(draft: ConvDraft, rng: np.random.Generator) -> dict[str, np.ndarray
             for name, shape in draft.shapes.items()}
 
 
-def break_conv_case(case: Case, breaker: ConvBreaker, seed: int) -> Case:
+def break_conv_case(case: Case, breaker: Breaker, seed: int) -> Case:
     """The valid ``case`` with ``breaker``'s rule broken, values realised from ``seed``."""
     dims = case.dims()
     if not breaker.applies(dims):
@@ -158,13 +146,8 @@ def break_conv_case(case: Case, breaker: ConvBreaker, seed: int) -> Case:
     draft = ConvDraft(shapes={n: a.shape for n, a in case.inputs.items()},
                       dtypes={n: str(a.dtype) for n, a in case.inputs.items()}, attrs=dict(case.attrs), dims=dims)
     breaker.edit(draft, rng)
-    broken = Case(inputs=_realise(draft, rng), attrs=draft.attrs, notes={"broken_rule": breaker.rule, "seed": seed},
-                  op=CAUSAL_CONV)
-    try:
-        validate(**broken.kwargs())
-    except ValidationError:
-        return broken
-    raise AssertionError(f"conv_bad_inputs: breaker {breaker.rule!r} left the case valid: {broken.summary()}")
+    return confirmed_invalid(Case(inputs=_realise(draft, rng), attrs=draft.attrs,
+                                  notes={"broken_rule": breaker.rule, "seed": seed}, op=CAUSAL_CONV))
 
 
 @st.composite

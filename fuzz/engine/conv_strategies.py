@@ -24,11 +24,11 @@ from hypothesis import strategies as st
 
 from fuzz.engine.conv_tolerance import exact_conv_answer
 from fuzz.engine.strategies import (
-    OVERFLOW_HEADROOM,
     STRATEGY_CACHE,
     Numerics,
     one_of_values,
     seq_lens,
+    shift_to_fit,
     valid_cases,
     values,
 )
@@ -218,9 +218,7 @@ def _overflow_shift(arrays: dict[str, np.ndarray], attrs: dict[str, Any], dtype:
 
     The sum before the activation is linear in them jointly, and ``|silu(z)| <= |z|``, so dividing all
     three by ``2^s`` brings every output below the limit the same way."""
-    peak = exact_conv_answer(arrays, attrs).peak
-    limit = float(np.finfo(dtype).max) / OVERFLOW_HEADROOM
-    return max(0, int(np.ceil(np.log2(peak / limit)))) if peak > limit else 0
+    return shift_to_fit(exact_conv_answer(arrays, attrs).peak, dtype)
 
 
 def build_conv_case(shape: ConvShape, layout: ConvLayout, num: Numerics, *, aliased: bool = False,

@@ -384,7 +384,12 @@ def _overflow_shift(arrays: dict[str, np.ndarray], attrs: dict[str, Any], dtype:
     every state and output by ``2^s`` exactly. (The oracle's answer is remembered: the checks of an
     unshifted case reuse it.)
     """
-    peak = exact_answer(arrays, attrs).peak
+    return shift_to_fit(exact_answer(arrays, attrs).peak, dtype)
+
+
+def shift_to_fit(peak: float, dtype: np.dtype) -> int:
+    """The power of two by which results as large as ``peak`` must shrink to stay below
+    ``finfo(dtype).max / OVERFLOW_HEADROOM``."""
     limit = float(np.finfo(dtype).max) / OVERFLOW_HEADROOM
     return max(0, int(np.ceil(np.log2(peak / limit)))) if peak > limit else 0
 
