@@ -58,6 +58,8 @@ class OnnxReferenceBackend(Backend):
         )
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        if case.op is not CAUSAL_CONV:
+            raise Unsupported(self.name, f"runs CausalConvWithState only, not {case.op.name}")
         try:
             dims = case.dims()
         except ValidationError as err:

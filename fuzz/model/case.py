@@ -16,10 +16,6 @@ import numpy as np
 
 from fuzz.model.ops import LINEAR_ATTENTION, Op, op_named
 
-ATTRIBUTE_DEFAULTS = LINEAR_ATTENTION.attribute_defaults
-"""LinearAttention's schema defaults of the optional attributes (``q_num_heads``/``kv_num_heads`` are required);
-any op's are ``Case.op.attribute_defaults``."""
-
 POISON_KINDS = ("nan", "inf", "huge", "bits")
 """How earlier past slots can be poisoned: NaN, +-Inf, the largest finite values, random bit patterns."""
 
