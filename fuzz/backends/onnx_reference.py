@@ -17,7 +17,7 @@ import onnx
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
-from fuzz.backends.base import Backend, Capabilities, Rejected, Unsupported
+from fuzz.backends.base import Backend, Capabilities, Rejected, Unavailable, Unsupported
 from fuzz.model.case import Case
 from fuzz.model.ops import CAUSAL_CONV
 from oracles.validation import ValidationError
@@ -47,7 +47,15 @@ class OnnxReferenceBackend(Backend):
     name = "onnx-reference"
 
     def __init__(self) -> None:
+        """``Unavailable`` where the installed onnx has no reference of the op (before onnx 1.23)."""
         self._evaluators: dict[tuple[tuple[str, ...], str], Any] = {}
+        probe = {"input": np.ones((1, 1, 2), np.float32), "weight": np.ones((1, 1, 2), np.float32)}
+        try:
+            self._run_plain(probe, "none")
+        except Exception as err:  # an onnx without the op fails in its own ways (NotImplementedError, RuntimeError)
+            why = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise Unavailable(f"{self.name}: onnx {onnx.__version__} cannot evaluate ai.onnx CausalConvWithState "
+                              f"(opset {OPSET}): {why}") from err
 
     def capabilities(self) -> Capabilities:
         return Capabilities(
