@@ -7,7 +7,7 @@ import os
 import secrets
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fuzz import backend_options, environment
 from fuzz.output import prepare_output
@@ -47,8 +47,8 @@ def _cmd_backends(args: argparse.Namespace) -> int:
         caps = item.capabilities
         versions = ", ".join(f"{k} {v}" for k, v in caps.versions.items())
         print(f"{item.name:<12} {caps.device}")
-        print(f"{'':<12} dtypes={','.join(caps.dtypes)} window={caps.window} aliasing={caps.aliasing}"
-              f" [{versions}]")
+        print(f"{'':<12} ops={','.join(caps.ops)} dtypes={','.join(caps.dtypes)} window={caps.window} "
+              f"aliasing={caps.aliasing} [{versions}]")
         if caps.implementation is not None:
             print(f"{'':<12} implementation: {caps.implementation}")
         if caps.devices:
@@ -177,6 +177,28 @@ def _add_matrix(summary: Summary, corpus: Path, names: list[str]) -> None:
     write_report(summary, Path(summary.config["out"]))
 
 
+def _campaign_ops(requested: str | None, described: dict[str, dict[str, Any]]) -> list[str]:
+    """``--ops`` (default: every op), less the ops fewer than two of the campaign's backends run (the oracle among
+    them), each with a line on stderr; where no op has two, every op one of them runs (the oracle alone checks
+    its window against its own prefix formulation)."""
+    from fuzz.model.ops import OPS
+
+    ops = _names(requested, list(OPS))
+    unknown = [op for op in ops if op not in OPS]
+    if unknown:
+        raise UsageError(f"--ops: unknown op(s) {', '.join(unknown)}; known: {', '.join(OPS)}")
+    runners = {op: [name for name, caps in described.items() if op in caps.get("ops", ())] for op in ops}
+    compared = [op for op in ops if len(runners[op]) >= 2]
+    for op in ops:
+        if compared and op not in compared:
+            print(f"[lafuzz] not testing {op}: only {', '.join(runners[op]) or 'no backend'} of the selected "
+                  "backends runs it (a comparison needs two)", file=sys.stderr)
+    kept = compared or [op for op in ops if runners[op]]
+    if not kept:
+        raise UsageError(f"--ops: none of the selected backends runs {', '.join(ops)}")
+    return kept
+
+
 def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.backends import REGISTRY
     from fuzz.campaign import github
@@ -216,6 +238,11 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     if not found.usable:
         print("lafuzz campaign: no backend is available here (see `lafuzz backends`)", file=sys.stderr)
         return EXIT_USAGE
+    ops = _campaign_ops(args.ops, found.described)
+    skipped = [name for name in properties if not any(resolve_property(name).applies_to(op) for op in ops)]
+    for name in skipped:
+        print(f"[lafuzz] not running {name}: it has no cases of {', '.join(ops)}", file=sys.stderr)
+    properties = [name for name in properties if name not in skipped]
     config = CampaignConfig(
         properties=properties,
         backends=found.usable,
@@ -226,6 +253,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         example_budget=args.examples,
         examples_per_unit=args.examples_per_unit,
         limits=args.limits,
+        ops=ops,
         out=Path(args.out),
         database=args.database,
         known_corpus=Path(args.corpus),
@@ -246,6 +274,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         f"{name} {calls} ({summary.window_calls.get(name, 0)} with W > 0, "
         f"{summary.backends.get(name, {}).get('window', '?')}; {summary.backend_seconds.get(name, 0):g} s)"
         for name, calls in summary.backend_calls.items()))
+    print("coverage by op: " + ", ".join(f"{op} {hit} of {total} buckets" for op, (hit, total)
+                                         in summary.coverage_by_op.items() if op in config.ops))
     new = len(summary.new_findings)
     if summary.units_lost:
         print(f"{summary.units_lost} unit(s) lost with a worker process that died: their cases went unchecked "
@@ -518,6 +548,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "holds; fuzz/campaign/resources.py)")
     p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
     p.add_argument("--properties", help="comma-separated properties, or all (default)")
+    p.add_argument("--ops", help="comma-separated ops, or all (default: LinearAttention and CausalConvWithState, "
+                   "each where two of the backends run it)")
     p.add_argument("--limits", choices=["swarm", "campaign", "ci", "default", "big"], default="swarm",
                    help="case sizes: swarm (default) draws a slice of the whole contract per work unit, "
                    "from tiny to real model sizes; the others are one fixed slice for every unit "

@@ -16,7 +16,8 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from fuzz.engine.case import Case
+from fuzz.model.case import Case
+from fuzz.model.ops import LINEAR_ATTENTION
 
 
 class Kind(enum.StrEnum):
@@ -83,7 +84,7 @@ class Finding:
     """The implementations involved, the one at fault first."""
     kind: Kind
     signature: str
-    """Stable across random values (property, backends, kind, detail): two findings with the same
+    """Stable across random values (property, backends, kind, detail, op): two findings with the same
     property, backends and signature are the same finding."""
     report: str
     """The human account: the mismatch report, or what the backend said."""
@@ -106,8 +107,11 @@ class Finding:
     @classmethod
     def of(cls, *, property: str, backends: tuple[str, ...], kind: Kind, detail: str, report: str, case: Case,
            mismatch: dict[str, Any] | None = None) -> Finding:
-        """A new finding; its signature is built from the parts that stay the same across random values."""
+        """A new finding; its signature is built from the parts that stay the same across random values, the
+        op among them (named after the rest, for any op but LinearAttention, whose signatures predate ops)."""
         signature = f"{property}/{'+'.join(backends)}/{kind}/{detail}"
+        if case.op is not LINEAR_ATTENTION:
+            signature += f"@{case.op.name}"
         return cls(property=property, backends=tuple(backends), kind=kind, signature=signature, report=report,
                    case=case, mismatch=mismatch)
 

@@ -93,7 +93,8 @@ class Dims:
         return (self.batch, self.seq_len, self.out_heads * self.d_v)
 
 
-def _check_array(name: str, x: Any, rank: int | None) -> np.ndarray:
+def check_array(name: str, x: Any, rank: int | None) -> np.ndarray:
+    """``x`` if it is a NumPy array of a supported float dtype and, unless ``rank`` is None, of that rank."""
     if not isinstance(x, np.ndarray):
         raise ValidationError(name, "a numpy.ndarray", type(x).__name__)
     if x.dtype not in SUPPORTED_DTYPES:
@@ -103,7 +104,8 @@ def _check_array(name: str, x: Any, rank: int | None) -> np.ndarray:
     return x
 
 
-def _check_int_attr(name: str, value: Any, low: int, high: int | None) -> int:
+def check_int_attr(name: str, value: Any, low: int, high: int | None) -> int:
+    """``value`` as an int if it is an integer (not a bool) in ``[low, high]`` (``high`` None: no upper bound)."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise ValidationError(name, "an integer", repr(value))
     value = int(value)
@@ -142,20 +144,20 @@ def validate(
     """
     if update_rule not in UPDATE_RULES:
         raise ValidationError("update_rule", f"one of {', '.join(UPDATE_RULES)}", repr(update_rule))
-    window = _check_int_attr("state_window", state_window, 0, MAX_STATE_WINDOW)
+    window = check_int_attr("state_window", state_window, 0, MAX_STATE_WINDOW)
     if chunk_size is not None:
         # a tuning hint that must not change results: any integer is accepted, as ORT accepts it
-        _check_int_attr("chunk_size", chunk_size, -(2**63), None)
-    h_q = _check_int_attr("q_num_heads", q_num_heads, 1, None)
-    h_kv = _check_int_attr("kv_num_heads", kv_num_heads, 1, None)
+        check_int_attr("chunk_size", chunk_size, -(2**63), None)
+    h_q = check_int_attr("q_num_heads", q_num_heads, 1, None)
+    h_kv = check_int_attr("kv_num_heads", kv_num_heads, 1, None)
     if isinstance(scale, bool) or not isinstance(scale, int | float | np.floating | np.integer):
         raise ValidationError("scale", "a float", repr(scale))
     if not np.isfinite(scale):
         raise ValidationError("scale", "a finite float", scale)
 
-    query = _check_array("query", query, 3)
-    key = _check_array("key", key, 3)
-    value = _check_array("value", value, 3)
+    query = check_array("query", query, 3)
+    key = check_array("key", key, 3)
+    value = check_array("value", value, 3)
     dtype = query.dtype
     provided = {"key": key, "value": value, "past_state": past_state, "decay": decay, "beta": beta}
     for name, x in provided.items():
@@ -188,7 +190,7 @@ def validate(
 
     decay_per_row = None
     if decay is not None:
-        decay = _check_array("decay", decay, 3)
+        decay = check_array("decay", decay, 3)
         if decay.shape[:2] != (batch, seq_len) or decay.shape[2] not in (h_kv, h_kv * d_k):
             raise ValidationError("decay", f"shape {(batch, seq_len, h_kv)} or {(batch, seq_len, h_kv * d_k)}",
                                   f"shape {decay.shape}")
@@ -198,7 +200,7 @@ def validate(
 
     beta_shared = None
     if beta is not None:
-        beta = _check_array("beta", beta, 3)
+        beta = check_array("beta", beta, 3)
         if beta.shape[:2] != (batch, seq_len) or beta.shape[2] not in (h_kv, 1):
             raise ValidationError("beta", f"shape {(batch, seq_len, h_kv)} or {(batch, seq_len, 1)}",
                                   f"shape {beta.shape}")
@@ -214,7 +216,7 @@ def validate(
         decay_per_row=decay_per_row, beta_shared=beta_shared,
     )
     if past_state is not None:
-        past_state = _check_array("past_state", past_state, None)
+        past_state = check_array("past_state", past_state, None)
         if past_state.shape != dims.state_shape:
             layout = "(W, B, H_kv, d_k, d_v)" if window else "(B, H_kv, d_k, d_v)"
             raise ValidationError("past_state", f"shape {dims.state_shape} = {layout} for state_window {window}",

@@ -12,7 +12,8 @@
 #   custom: after the set-up, the shell command in $GPU_COMMAND (e.g. a narrow python3 -m fuzz.bench)
 #   cuda: the CUDA EP live (onnxruntime-gpu, carried in parts by scripts/gpu_cuda_parts.sh and
 #         stashed in $CUDA_PARTS by earlier runs): its tests, the 64 CUDA reference cases replayed
-#         against it, and a campaign with every backend
+#         against it, and a campaign with every backend; CUDA_STEPS=conv: a CausalConvWithState campaign
+#         (its window native on the CUDA EP) against the oracle, the ONNX reference and ORT's WebGPU EP
 set -uo pipefail
 out=${1:?output directory}; what=${2:-all}
 mkdir -p "$out"
@@ -75,8 +76,8 @@ if [ "$what" = large ] || [ "$what" = all ]; then
     --out "$out/large" 2>&1 | tee "$out/large.txt"
 fi
 if [ "$what" = cuda ]; then
-  # steps: $CUDA_STEPS (default all): tests replay campaign; campaign options: $CUDA_CAMPAIGN
-  steps=${CUDA_STEPS:-tests replay campaign}
+  # steps: $CUDA_STEPS (default all): tests replay conv campaign; campaign options: $CUDA_CAMPAIGN, $CUDA_CONV_CAMPAIGN
+  steps=${CUDA_STEPS:-tests replay conv campaign}
   if [[ " $steps " == *" tests "* ]]; then
     python3 -m pytest -q -p no:cacheprovider tests/backends/test_ort_cuda.py tests/corpus/test_cuda_reference.py \
       --tb=short -rfEs > "$out/cuda-tests.txt" 2>&1; tail -8 "$out/cuda-tests.txt"
@@ -88,6 +89,18 @@ if [ "$what" = cuda ]; then
       python3 -m fuzz.cli replay /tmp/cuda-corpus --backends $set -v 2>&1 | grep -v '^Warning' >> "$out/cuda-replay.txt"
       tail -1 "$out/cuda-replay.txt"
     done
+  fi
+  if [[ " $steps " == *" conv "* ]]; then
+    rm -rf /tmp/campaign-conv
+    python3 -m pytest -q -p no:cacheprovider tests/backends/test_ort_cuda.py -k conv --tb=short -rfEs \
+      > "$out/cuda-conv-tests.txt" 2>&1; tail -4 "$out/cuda-conv-tests.txt"
+    # shellcheck disable=SC2086
+    python3 -m fuzz.cli campaign --ops CausalConvWithState --backends oracle,ort-cuda,onnx-reference,ort-webgpu \
+      ${CUDA_CONV_CAMPAIGN:---time 120s -j 8} --out /tmp/campaign-conv 2>&1 | tr '\r' '\n' \
+      > "$out/cuda-conv-campaign.txt"; tail -4 "$out/cuda-conv-campaign.txt"
+    mkdir -p "$out/cuda-conv-campaign"
+    cp -r /tmp/campaign-conv/summary.json /tmp/campaign-conv/report.html /tmp/campaign-conv/corpus \
+      /tmp/campaign-conv/native.log "$out/cuda-conv-campaign/" 2>/dev/null
   fi
   if [[ " $steps " == *" campaign "* ]]; then
     rm -rf /tmp/campaign-cuda

@@ -1,4 +1,6 @@
-"""The one interface every implementation under test shares: oracle, WGSL kernel, each ORT EP."""
+"""The one interface every implementation under test shares: oracle, WGSL kernel, each ORT EP.
+
+A backend runs one or more ops (``fuzz.model.ops``); its ``Capabilities`` say which."""
 
 from __future__ import annotations
 
@@ -9,11 +11,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fuzz.engine.case import Case
 from fuzz.implementation import Implementation
+from fuzz.model.case import Case
+from fuzz.model.ops import LINEAR_ATTENTION
 
 if TYPE_CHECKING:
-    from fuzz.engine.chains import Chain
+    from fuzz.model.chain import Chain
 
 
 class Outcome(enum.Enum):
@@ -99,13 +102,16 @@ class Capabilities:
     None for the oracle and for tests' fakes, which known issues then match by backend name alone."""
     devices: tuple[str, ...] = ()
     """The devices it could choose from here, numbered as ``--device`` counts them (empty: no choice)."""
+    ops: tuple[str, ...] = (LINEAR_ATTENTION.name,)
+    """The ops it runs (``fuzz.model.ops.Op.name``); ``dtypes``, ``window`` and ``aliasing`` hold for each of them
+    (a dtype one op lacks here is an ``Unsupported`` case, with the implementation's reason)."""
 
     def to_json(self) -> dict[str, object]:
         """What a campaign summary and report say about the backend."""
         return {"device": self.device, "versions": dict(self.versions), "window": self.window,
                 "dtypes": list(self.dtypes), "aliasing": self.aliasing, "notes": list(self.notes),
                 "implementation": self.implementation.to_json() if self.implementation else None,
-                "devices": list(self.devices)}
+                "devices": list(self.devices), "ops": list(self.ops)}
 
 
 @dataclass(frozen=True)
@@ -120,7 +126,7 @@ class ChainCall:
 
 
 class Backend(ABC):
-    """An implementation of LinearAttention under test.
+    """An implementation under test of the ops its capabilities list.
 
     ``run`` returns ``(output, present_state)`` as NumPy arrays (in the case's dtype, or float64
     for the oracle), or raises a ``BackendError`` subclass. It must never return values for an
@@ -163,7 +169,7 @@ class Backend(ABC):
         """
 
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
-        """Run the calls of a chain case (``fuzz.engine.chains``) with the state kept on the device:
+        """Run the calls of a chain case (``fuzz.model.chain``) with the state kept on the device:
         each call resumes from the previous one's accepted slot by the backend's own select-and-resume.
 
         Optional: a backend without a device-resident path raises ``Unsupported`` (the default), and

@@ -42,7 +42,7 @@ from fuzz.backends.base import (
     Unsupported,
 )
 from fuzz.backends.registry import backend_class
-from fuzz.engine.case import Case
+from fuzz.model.case import Case
 
 WORKER_COMMAND = "from fuzz.backends.isolation import worker_main; worker_main()"
 """What a worker interpreter runs (``python -c``)."""

@@ -1,12 +1,13 @@
-"""Minimal ONNX models of ``com.microsoft::LinearAttention``, built per case signature.
+"""Minimal ONNX models of a ``com.microsoft`` op under test (``fuzz.model.ops``), built per case signature.
 
-One model serves every case with the same *signature*: element type, which optional inputs are
+One model serves every case with the same *signature*: the op, element type, which optional inputs are
 present, and the attributes exactly as set. Shapes stay symbolic, so sizes never force a new model
 (or a new ORT session) - which is what lets the ORT backends cache sessions by signature.
 
 ``build_model`` holds one node: one call of the operator. ``build_prefix_model`` holds several
-independent nodes that share only the graph's ``past_state``: each reads its own token inputs, so one
-run evaluates several ``W = 0`` calls over prefixes of one sequence (prefix mode in one run).
+independent nodes that share the graph's ``past_state`` and the op's other inputs without a sequence axis
+(a convolution's ``weight`` and ``bias``): each reads its own sequence inputs, so one run evaluates several
+``W = 0`` calls over prefixes of one sequence (prefix mode in one run).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto, helper
 
-from fuzz.engine.case import Case
-from oracles.validation import INPUT_NAMES
+from fuzz.model.case import Case
+from fuzz.model.ops import LINEAR_ATTENTION, Op, op_named
 
 ELEMENT_TYPES = {
     "float32": TensorProto.FLOAT,
@@ -26,8 +27,8 @@ ELEMENT_TYPES = {
 }
 """The operator's element types by name; NumPy has no bfloat16, so types are named, not dtypes."""
 
-ModelKey = tuple[str, tuple[str, ...], tuple[tuple[str, str, Any], ...]]
-"""``(element type, present inputs, ((attribute, python type, value), ...))``: hashable, exact."""
+ModelKey = tuple[str, tuple[str, ...], tuple[tuple[str, str, Any], ...], str]
+"""``(element type, present inputs, ((attribute, python type, value), ...), op name)``: hashable, exact."""
 
 
 def model_key(case: Case) -> ModelKey:
@@ -37,8 +38,8 @@ def model_key(case: Case) -> ModelKey:
     the schema refuses) and ``scale=0.0`` never share a model.
     """
     attrs = tuple(sorted((k, type(_plain(v)).__name__, _plain(v)) for k, v in case.attrs.items()))
-    present = tuple(name for name in INPUT_NAMES if name in case.inputs)
-    return str(case.dtype), present, attrs
+    present = tuple(name for name in case.op.input_names if name in case.inputs)
+    return str(case.dtype), present, attrs, case.op.name
 
 
 PrefixKey = tuple[str, int, ModelKey]
@@ -69,8 +70,8 @@ def prefix_output_name(calls: int) -> str:
 
 def build_model_for(key: ModelKey) -> bytes:
     """Serialise the model of a signature produced by ``model_key``."""
-    elem, present, attrs = key
-    return build_model(elem, present, {name: value for name, _, value in attrs})
+    elem, present, attrs, op = key
+    return build_model(elem, present, {name: value for name, _, value in attrs}, op=op_named(op))
 
 
 def build_model(
@@ -78,10 +79,11 @@ def build_model(
     present_inputs: tuple[str, ...],
     attrs: dict[str, Any],
     *,
+    op: Op = LINEAR_ATTENTION,
     opset: int = 21,
     shapes: dict[str, tuple[int | str, ...]] | None = None,
 ) -> bytes:
-    """Serialise a one-node LinearAttention model.
+    """Serialise a one-node model of ``op`` (LinearAttention unless told).
 
     ``dtype`` is a NumPy dtype or a name in ``ELEMENT_TYPES`` (``"bfloat16"`` builds a model no
     NumPy array can feed, useful to provoke an EP that cannot place the node). ``present_inputs``
@@ -94,32 +96,34 @@ def build_model(
     elem = _element_type(dtype)
     shapes = shapes or {}
     graph_inputs = [
-        helper.make_tensor_value_info(name, elem, shapes.get(name)) for name in INPUT_NAMES if name in present_inputs
+        helper.make_tensor_value_info(name, elem, shapes.get(name)) for name in op.input_names if name in present_inputs
     ]
-    node = _node({name: name for name in present_inputs}, "output", "present_state", attrs)
-    outputs = [helper.make_tensor_value_info(name, elem, shapes.get(name)) for name in ("output", "present_state")]
+    node = _node(op, {name: name for name in present_inputs}, "output", "present_state", attrs)
+    outputs = [helper.make_tensor_value_info(name, elem, shapes.get(name)) for name in op.outputs]
     return _serialise([node], graph_inputs, outputs, opset)
 
 
 def build_prefix_model(key: PrefixKey) -> bytes:
-    """Serialise the model of ``prefix_model_key``: ``calls`` LinearAttention nodes, node ``i`` reading
-    the token inputs ``query_i``, ``key_i``, ... (``prefix_input_name``) and the one shared ``past_state``.
+    """Serialise the model of ``prefix_model_key``: ``calls`` nodes of the op, node ``i`` reading the
+    sequence inputs ``query_i``, ``key_i``, ... (``prefix_input_name``) and the shared inputs (``past_state``,
+    and the op's inputs without a sequence axis: ``weight``, ``bias``).
 
     The nodes are independent ``W = 0`` calls, so one run gives what ``calls`` runs of ``build_model``'s
     model give, bit for bit, at the cost of one run. Outputs: every node's final state
     (``prefix_state_name``) and the last node's output (``prefix_output_name``).
     """
-    _, calls, (elem_name, present, attrs) = key
+    _, calls, (elem_name, present, attrs, op_name) = key
+    op = op_named(op_name)
     elem = _element_type(elem_name)
-    token_inputs = [name for name in INPUT_NAMES if name in present and name != "past_state"]
-    graph_inputs = [helper.make_tensor_value_info("past_state", elem, None)] if "past_state" in present else []
+    token_inputs = [name for name in op.sequence_inputs if name in present]
+    shared = [name for name in op.input_names if name in present and name not in token_inputs]
+    graph_inputs = [helper.make_tensor_value_info(name, elem, None) for name in shared]
     nodes = []
     for call in range(calls):
         graph_inputs += [helper.make_tensor_value_info(prefix_input_name(n, call), elem, None) for n in token_inputs]
         feeds = {n: prefix_input_name(n, call) for n in token_inputs}
-        if "past_state" in present:
-            feeds["past_state"] = "past_state"
-        nodes.append(_node(feeds, f"output_{call}", prefix_state_name(call),
+        feeds.update({n: n for n in shared})
+        nodes.append(_node(op, feeds, f"output_{call}", prefix_state_name(call),
                            {name: value for name, _, value in attrs}))
     outputs = [helper.make_tensor_value_info(prefix_state_name(call), elem, None) for call in range(calls)]
     outputs.append(helper.make_tensor_value_info(prefix_output_name(calls), elem, None))
@@ -139,19 +143,18 @@ WRITTEN_ONLY_WHEN_SET = ("state_window",)
 1.27.0) refuse to load a node that carries them at all, and 0 means the same as absent."""
 
 
-def _node(feeds: dict[str, str], output: str, present_state: str, attrs: dict[str, Any]) -> Any:
-    """A LinearAttention node reading input ``name`` from ``feeds[name]``; omitted optional inputs become
-    empty names, as ONNX requires. ``state_window = 0`` is not written (``WRITTEN_ONLY_WHEN_SET``)."""
-    node_inputs = [feeds.get(name, "") for name in INPUT_NAMES]
+def _node(op: Op, feeds: dict[str, str], output: str, present_state: str, attrs: dict[str, Any]) -> Any:
+    """A node of ``op`` reading input ``name`` from ``feeds[name]``; omitted optional inputs become empty
+    names, as ONNX requires. ``state_window = 0`` is not written (``WRITTEN_ONLY_WHEN_SET``)."""
+    node_inputs = [feeds.get(name, "") for name in op.input_names]
     while node_inputs and not node_inputs[-1]:
         node_inputs.pop()
     written = {k: _plain(v) for k, v in attrs.items() if not (k in WRITTEN_ONLY_WHEN_SET and _plain(v) == 0)}
-    return helper.make_node("LinearAttention", node_inputs, [output, present_state], domain="com.microsoft",
-                            **written)
+    return helper.make_node(op.name, node_inputs, [output, present_state], domain=op.domain, **written)
 
 
 def _serialise(nodes: list, inputs: list, outputs: list, opset: int) -> bytes:
-    graph = helper.make_graph(nodes, "linear_attention", inputs, outputs)
+    graph = helper.make_graph(nodes, nodes[0].op_type, inputs, outputs)
     model = helper.make_model(
         graph,
         opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid("com.microsoft", 1)],

@@ -1,4 +1,4 @@
-"""The float64 NumPy oracle as a backend: the contract, for comparison with everything else."""
+"""The float64 NumPy oracle as a backend: the contract of every op, for comparison with everything else."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ import numpy as np
 
 import oracles
 from fuzz.backends.base import Backend, Capabilities, Rejected
-from fuzz.engine.case import Case
+from fuzz.model.case import Case
+from fuzz.model.ops import OPS
 
 
 class OracleBackend(Backend):
-    """Runs ``oracles.linear_attention``; invalid input becomes a ``Rejected`` with its message."""
+    """Runs the case's op's oracle (``oracles.linear_attention``, ``oracles.causal_conv.causal_conv_with_state``);
+    invalid input becomes a ``Rejected`` with its message."""
 
     name = "oracle"
 
@@ -21,10 +23,11 @@ class OracleBackend(Backend):
             aliasing=False,
             device="host CPU (float64 NumPy)",
             versions={"numpy": np.__version__},
+            ops=tuple(OPS),
         )
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         try:
-            return oracles.linear_attention(**case.kwargs())
+            return case.op.oracle(**case.kwargs())
         except oracles.ValidationError as err:
             raise Rejected(self.name, str(err)) from err

@@ -34,7 +34,7 @@ from fuzz.backends.base import Crashed, Lost, TimedOut, Unavailable
 from fuzz.backends.isolation import DEFAULT_TIMEOUT_S, START_TIMEOUT_S, how_it_ended
 from fuzz.backends.ort_session import OrtBackend
 from fuzz.backends.ort_worker import HEADER, Message, array_blob, blob_array, encode
-from fuzz.engine.case import Case
+from fuzz.model.case import Case
 
 STDERR_LINES_KEPT = 20
 """Lines of a worker's stderr quoted when it fails to start."""
@@ -274,7 +274,8 @@ class RemoteOrtBackend(OrtBackend):
     def _providers(self, options: Any) -> list | None:
         raise NotImplementedError("the worker attaches its EP itself")
 
-    def _session_of(self, model: bytes) -> RemoteSession:
+    def _session_of(self, model: bytes, op: str) -> RemoteSession:
+        """The worker forbids CPU fallback itself, so placement needs no check here (any ``op``)."""
         assert self.link is not None
         session = RemoteSession(self.link, model)
         try:

@@ -1,12 +1,13 @@
 """What every ONNX Runtime backend shares: sessions, placement checks, runs, bindings, the window probe.
 
 One base class, ``OrtBackend``; each execution provider is a small subclass that says how to load
-the EP and how to put it in a session. The base class:
+the EP and how to put it in a session. Every op of ``fuzz.model.ops`` that the EP's probe runs (a small
+``W = 0`` call of each) is in its capabilities. The base class:
 
 - builds one single-node model per case signature (``fuzz.backends.onnx_model``) and caches the session,
   or the error creating it, in a bounded LRU;
 - disables the CPU fallback and checks where ORT placed the node: a session whose
-  LinearAttention node is not on the EP under test raises ``PlacementError``, never a result;
+  node of the op under test is not on the EP under test raises ``PlacementError``, never a result;
 - runs plainly through ``session.run`` or, for aliased cases and continuations, through
   IOBinding with device-resident state values;
 - probes once whether the EP accepts ``W > 0`` and, where it refuses with its "does not support
@@ -47,10 +48,10 @@ from fuzz.backends.onnx_model import (
     prefix_output_name,
     prefix_state_name,
 )
-from fuzz.engine.case import Case
 from fuzz.implementation import Implementation
-from oracles.prefix import SEQUENCE_INPUTS
-from oracles.validation import INPUT_NAMES, MAX_STATE_WINDOW
+from fuzz.model.case import Case
+from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION, OPS, Op
+from oracles.validation import MAX_STATE_WINDOW
 
 LOG_SEVERITY_ERROR = 3
 """ORT's default-logger severity: warnings quiet, errors reported."""
@@ -77,11 +78,16 @@ CANNOT_PLACE = (
 )
 """Session-creation messages that mean "no kernel of the EP under test takes this node"."""
 
+NOT_IMPLEMENTED_HERE = ("only supports ndim=1", "is not yet implemented", "Only 1D convolution is supported")
+"""Messages of a kernel that exists but refuses a valid attribute value it does not implement, at session
+creation (CPU, CUDA) or at run time (WebGPU): CausalConvWithState's ``ndim`` 2 and 3 are in the schema, ORT's
+kernels run ``ndim = 1`` only."""
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*m|\[m")
 
 
 class PlacementError(RuntimeError):
-    """ORT assigned the LinearAttention node to another EP than the one under test.
+    """ORT assigned the node of the op under test to another EP than the one under test.
 
     A harness error, not an outcome: a run that happened elsewhere must never count as a pass.
     """
@@ -106,14 +112,17 @@ def import_ort() -> Any:
     return ort
 
 
-def probe_case(state_window: int = 0, dtype: type = np.float32) -> Case:
-    """The smallest valid case (one token, one head, ``d_k = d_v = 4``, linear rule)."""
+def probe_case(state_window: int = 0, dtype: type = np.float32, op: Op = LINEAR_ATTENTION) -> Case:
+    """The smallest valid case of ``op``: LinearAttention with one token, one head, ``d_k = d_v = 4`` and the
+    linear rule; CausalConvWithState with one token, four channels and a kernel of 4."""
     rng = np.random.default_rng(0)
+    attrs: dict[str, Any] = {"state_window": state_window} if state_window else {}
+    if op is CAUSAL_CONV:
+        inputs: dict[str, np.ndarray] = {"input": rng.standard_normal((1, 4, 1)).astype(dtype),
+                  "weight": rng.standard_normal((4, 1, 4)).astype(dtype)}
+        return Case(inputs=inputs, attrs=attrs, op=op)
     x: dict[str, np.ndarray] = {n: rng.standard_normal((1, 1, 4)).astype(dtype) for n in ("query", "key", "value")}
-    attrs: dict[str, Any] = {"q_num_heads": 1, "kv_num_heads": 1, "update_rule": "linear"}
-    if state_window:
-        attrs["state_window"] = state_window
-    return Case(inputs=x, attrs=attrs)
+    return Case(inputs=x, attrs={"q_num_heads": 1, "kv_num_heads": 1, "update_rule": "linear", **attrs})
 
 
 class SessionCache:
@@ -223,8 +232,9 @@ class OrtBackend(Backend):
         Once the probe has seen the EP refuse ``W > 0`` (its kernel rejects the attribute whatever
         the model), a case with ``W`` in ``1..8`` goes straight to prefix mode: a session per window
         size and signature would only fail again, and crowd the working sessions out of the cache.
-        A ``W`` out of range still reaches the EP, whose own validation must reject it. A case of a dtype
-        the probe saw refused is ``Unsupported`` (the device cannot run it; not a finding).
+        A ``W`` out of range still reaches the EP, whose own validation must reject it; an op whose
+        kernel refuses ``W > 0`` where the probe's (LinearAttention) accepted it is served by prefix too. A case
+        of a dtype the probe saw refused is ``Unsupported`` (the device cannot run it; not a finding).
         """
         refused = self.dtype_refusals.get(str(case.dtype))
         if refused is not None:
@@ -234,7 +244,7 @@ class OrtBackend(Backend):
         try:
             session = self.session(case)
         except WindowUnsupported:
-            if self._capabilities.window != "prefix":
+            if self._capabilities.window == "none":
                 raise
             return self._run_by_prefix(case)
         return self._execute(session, case)
@@ -246,7 +256,7 @@ class OrtBackend(Backend):
     def session(self, case: Case) -> Any:
         """The cached ``InferenceSession`` for the case's model signature, placement verified."""
         if str(case.dtype) not in ("float32", "float16"):
-            raise Unsupported(self.name, f"ONNX Runtime's LinearAttention has no {case.dtype} kernel")
+            raise Unsupported(self.name, f"ONNX Runtime's {case.op.name} has no {case.dtype} kernel")
         return self._sessions.get(model_key(case), self._create_session)
 
     def session_options(self) -> Any:
@@ -265,19 +275,19 @@ class OrtBackend(Backend):
         return options
 
     def _create_session(self, key: ModelKey) -> Any:
-        return self._session_of(build_model_for(key))
+        return self._session_of(build_model_for(key), key[3])
 
     def _create_prefix_session(self, key: PrefixKey) -> Any:
-        return self._session_of(build_prefix_model(key))
+        return self._session_of(build_prefix_model(key), key[2][3])
 
-    def _session_of(self, model: bytes) -> Any:
+    def _session_of(self, model: bytes, op: str) -> Any:
         options = self.session_options()
         providers = self._providers(options)
         try:
             session = self.ort.InferenceSession(model, options, providers=providers)
         except Exception as err:
             raise self._creation_error(err) from err
-        self.verify_placement(session)
+        self.verify_placement(session, op)
         return session
 
     def _creation_error(self, err: Exception) -> BackendError:
@@ -286,12 +296,12 @@ class OrtBackend(Backend):
         message = ort_message(err)
         if WINDOW_REFUSAL in message or SCHEMA_WITHOUT_WINDOW in message:
             return WindowUnsupported(self.name, message)
-        if any(phrase in message for phrase in CANNOT_PLACE):
+        if any(phrase in message for phrase in (*CANNOT_PLACE, *NOT_IMPLEMENTED_HERE)):
             return Unsupported(self.name, message)
         return Rejected(self.name, message)
 
-    def verify_placement(self, session: Any) -> None:
-        """Raise ``PlacementError`` unless every LinearAttention node was assigned to ``provider``.
+    def verify_placement(self, session: Any, op: str = LINEAR_ATTENTION.name) -> None:
+        """Raise ``PlacementError`` unless every node was assigned to ``provider`` and one of them is ``op``.
 
         Uses ORT's recorded graph assignment where this ORT records it; where it records nothing
         (ORT 1.30 with a plugin EP), the session's EP list must lead with ``provider`` and the
@@ -307,18 +317,16 @@ class OrtBackend(Backend):
             if session.get_providers()[0] != self.provider:
                 raise PlacementError(f"{self.name}: session providers {session.get_providers()}")
             return
-        wrong = [(ep, op) for ep, op in placed if ep != self.provider]
-        if wrong or not any(op == "LinearAttention" for _, op in placed):
-            raise PlacementError(
-                f"{self.name}: LinearAttention must run on {self.provider}, ORT placed nodes as {placed}"
-            )
+        wrong = [(ep, node) for ep, node in placed if ep != self.provider]
+        if wrong or not any(node == op for _, node in placed):
+            raise PlacementError(f"{self.name}: {op} must run on {self.provider}, ORT placed nodes as {placed}")
 
     # ---- running -----------------------------------------------------------------------------
     def _run_error(self, err: Exception) -> BackendError:
         if isinstance(err, BackendError):
             return err
         message = ort_message(err)
-        if any(phrase in message for phrase in self.unsupported_messages):
+        if any(phrase in message for phrase in (*self.unsupported_messages, *NOT_IMPLEMENTED_HERE)):
             return Unsupported(self.name, message)
         return Rejected(self.name, message)
 
@@ -422,11 +430,11 @@ class OrtBackend(Backend):
         past = case.inputs.get("past_state")
         seed = None if past is None else past[window - 1]
         legacy = case.with_inputs(past_state=seed).with_attrs(state_window=None)
-        feeds = {} if seed is None else {"past_state": seed}
+        sequence = case.op.sequence_inputs
+        feeds = {name: x for name, x in legacy.inputs.items() if name not in sequence}
         for call in range(calls):
             tokens = seq_len - calls + call + 1
-            feeds.update({prefix_input_name(name, call): np.ascontiguousarray(x[:, :tokens])
-                          for name, x in legacy.inputs.items() if name in SEQUENCE_INPUTS})
+            feeds.update({prefix_input_name(name, call): x for name, x in _token_slice(legacy, 0, tokens).items()})
         session = self._sessions.get(prefix_model_key(legacy, calls), self._create_prefix_session)
         names = [*(prefix_state_name(call) for call in range(calls)), prefix_output_name(calls)]
         try:
@@ -438,19 +446,20 @@ class OrtBackend(Backend):
         return output, present
 
     def run_prefix_calls_singly(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        """Prefix mode one call per run (``oracles.window_by_prefix``). The EP validates everything it
-        sees at ``W = 0``; the window-only rules (the 5-D state shape) are checked by the suite's
+        """Prefix mode one call per run (the op's ``window_by_prefix``). The EP validates everything it
+        sees at ``W = 0``; the window-only rules (the windowed state shape) are checked by the suite's
         validation, and a refusal says so."""
         window = case.state_window
         past = case.inputs.get("past_state")
-        seeded = past[window - 1] if past is not None and past.ndim == 5 and len(past) == window else past
+        seeded = past[window - 1] if past is not None and past.ndim > 1 and len(past) == window else past
         full = self._run_legacy(case.with_inputs(past_state=seeded).inputs, case)
+        lead, axis = case.op.lead_input, case.op.sequence_axis(case.attrs)
 
         def run(**kwargs: Any) -> tuple[np.ndarray, np.ndarray]:
-            return full if kwargs["query"].shape[1] == case.seq_len else self._run_legacy(kwargs, case)
+            return full if kwargs[lead].shape[axis] == case.seq_len else self._run_legacy(kwargs, case)
 
         try:
-            present = oracles.window_by_prefix(run, dict(case.inputs), dict(case.attrs))
+            present = case.op.window_by_prefix(run, dict(case.inputs), dict(case.attrs))
         except oracles.ValidationError as err:
             raise Rejected(self.name, f"prefix mode, suite validation (the EP never saw W > 0): {err}") from err
         return full[0], present.astype(case.dtype)
@@ -458,8 +467,8 @@ class OrtBackend(Backend):
     def _run_legacy(self, kwargs: dict[str, Any], case: Case) -> tuple[np.ndarray, np.ndarray]:
         """One ``W = 0`` run: inputs from ``kwargs`` (None = omitted), attributes from ``case``
         without ``state_window`` (absent means 0, in every schema, including those without it)."""
-        inputs = {name: kwargs[name] for name in INPUT_NAMES if kwargs.get(name) is not None}
-        legacy = Case(inputs=inputs, attrs=case.attrs, aliased=case.aliased).with_attrs(state_window=None)
+        inputs = {name: kwargs[name] for name in case.op.input_names if kwargs.get(name) is not None}
+        legacy = Case(inputs=inputs, attrs=case.attrs, aliased=case.aliased, op=case.op).with_attrs(state_window=None)
         return self._execute(self.session(legacy), legacy)
 
     # ---- the capability probe ----------------------------------------------------------------
@@ -493,6 +502,7 @@ class OrtBackend(Backend):
         else:
             window = "native" if state.shape == (1, 1, 1, 4, 4) else "none"
             notes.append(f"W > 0 accepted; probe present_state shape {state.shape}")
+        ops = [LINEAR_ATTENTION.name, *self._other_ops(notes)]
         return Capabilities(
             dtypes=tuple(dtypes),
             window=window,
@@ -502,12 +512,30 @@ class OrtBackend(Backend):
             notes=tuple(notes),
             implementation=self._implementation(),
             devices=self._devices(),
+            ops=tuple(ops),
         )
+
+    def _other_ops(self, notes: list[str]) -> list[str]:
+        """The ops besides LinearAttention whose minimal ``W = 0`` float32 call runs on the EP here (an ORT
+        older than the op refuses the model); a note says why one does not."""
+        found = []
+        for op in OPS.values():
+            if op is LINEAR_ATTENTION:
+                continue
+            try:
+                self._execute(self.session(probe_case(op=op)), probe_case(op=op))
+            except BackendError as err:
+                notes.append(f"{op.name} not run here: {err.message.splitlines()[0]}")
+            else:
+                found.append(op.name)
+        return found
 
 
 def _token_slice(case: Case, start: int, stop: int) -> dict[str, np.ndarray]:
-    """The case's sequence inputs cut to tokens ``[start, stop)``."""
-    return {name: x[:, start:stop] for name, x in case.inputs.items() if name in SEQUENCE_INPUTS}
+    """The case's sequence inputs cut to positions ``[start, stop)`` of the op's sequence axis (contiguous)."""
+    axis = case.op.sequence_axis(case.attrs)
+    return {name: np.ascontiguousarray(np.take(x, np.arange(start, stop), axis=axis))
+            for name, x in case.inputs.items() if name in case.op.sequence_inputs}
 
 
 def describe_hardware(hw: Any) -> str:

@@ -24,6 +24,7 @@ REGISTRY: dict[str, str] = {
     "ort-node": "fuzz.backends.ort_node:OrtNodeBackend",
     "ort-web": "fuzz.backends.ort_web:OrtWebBackend",
     "ort-webgpu-builtin": "fuzz.backends.ort_webgpu_builtin:OrtWebGpuBuiltinBackend",
+    "onnx-reference": "fuzz.backends.onnx_reference:OnnxReferenceBackend",
     "wgpu": "fuzz.backends.wgpu_kernel:WgpuNativeBackend", "wgpu-dawn": "fuzz.backends.wgpu_kernel:WgpuDawnBackend",
     "wgpu-chunked": "fuzz.backends.wgpu_kernel:WgpuChunkedBackend",
     "wgpu-wide": "fuzz.backends.wgpu_kernel:WgpuWideBackend",

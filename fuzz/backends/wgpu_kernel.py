@@ -16,9 +16,9 @@ import numpy as np
 
 from fuzz.backends.base import Backend, Capabilities, ChainCall, Rejected, Unavailable, Unsupported
 from fuzz.backends.device_choice import DeviceChoice
-from fuzz.engine.case import Case
-from fuzz.engine.chains import AcceptMode, Chain
 from fuzz.implementation import Implementation
+from fuzz.model.case import Case
+from fuzz.model.chain import AcceptMode, Chain
 from kernels.device import (
     DeviceTensor,
     DeviceUnavailable,

@@ -42,7 +42,7 @@ class OrtSide:
     def timings(self, shape: Shape, seq_len: int, dtype: str, protocol: Protocol) -> dict[str, Timing]:
         """Both wall clocks of a W = 0 call over ``seq_len`` tokens with the kernel's inputs."""
         from fuzz.backends import BackendError
-        from fuzz.engine.case import Case
+        from fuzz.model.case import Case
 
         if dtype not in self.dtypes:
             raise OrtUnavailable(f"the ORT WebGPU EP here takes {', '.join(self.dtypes)}, not {dtype}")

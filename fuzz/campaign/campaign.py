@@ -56,6 +56,7 @@ from fuzz.corpus import candidates
 from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.findings import Finding
+from fuzz.model.ops import LINEAR_ATTENTION
 from fuzz.output import Reserve
 
 T = TypeVar("T")
@@ -79,6 +80,8 @@ class CampaignConfig:
     examples_per_unit: int = 50
     limits: str = "swarm"
     """``swarm`` (each unit its own slice, ``fuzz.campaign.swarm``) or a fixed ``--limits`` name."""
+    ops: list[str] = field(default_factory=lambda: [LINEAR_ATTENTION.name])
+    """The ops the units test (``fuzz.model.ops``), each unit one of them (``fuzz.campaign.worker.plan_for``)."""
     out: Path = Path("lafuzz-out")
     database: str | None = None
     """Directory or ``redis://HOST:PORT``; default ``<out>/hypothesis-db``."""
@@ -130,7 +133,7 @@ class Campaign:
         self.known_cases: Counter = Counter()
         self.per_property: dict[str, Counter] = {p: Counter() for p in config.properties}
         self.tiers: dict[str, Counter] = {}
-        self.progress.coverage = coverage.reached(self.coverage)
+        self.progress.coverage = coverage.reached(self.coverage, coverage.axes_of(self.config.ops))
         self.findings: dict[str, dict[str, Any]] = {}
         self.database_keys: set[bytes] = set()
         self.database_health: dict[int, DatabaseHealth] = {}
@@ -275,7 +278,7 @@ class Campaign:
                 self.lost[key] = why
                 self.progress.note(f"[lafuzz] a worker lost backend {name}: {why}")
         self.progress.units = self.units
-        self.progress.coverage = coverage.reached(self.coverage)
+        self.progress.coverage = coverage.reached(self.coverage, coverage.axes_of(self.config.ops))
 
     # ---- the run loop -------------------------------------------------------------------------
     def _out_of_budget(self) -> bool:

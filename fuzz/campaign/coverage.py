@@ -1,8 +1,10 @@
-"""Coverage you can see: every axis of the contract cut into buckets, and the interactions where bugs hide.
+"""Coverage you can see: every axis of each op's contract cut into buckets, and the interactions where bugs hide.
 
 ``buckets(case)`` names the buckets one case falls in, as ``"axis: bucket"`` labels (also Hypothesis
 ``event()``s); ``UNIVERSE`` lists every bucket a campaign can reach, so a summary shows each one with
-its count, zeros included, and names the buckets never reached. The head-size buckets are the WGSL
+its count, zeros included, and names the buckets never reached. The ``op`` axis counts the cases of each
+op; LinearAttention's axes are below, CausalConvWithState's (``conv ...``) in ``fuzz.campaign.conv_coverage``;
+``OP_AXES`` says which axes are whose, ``reached_by_op`` counts each op's buckets. The head-size buckets are the WGSL
 kernel's own geometry classes (``kernels.geometry``: rows per invocation and row groups for ``d_k``,
 column tiles for ``d_v``), and ``T`` is also counted in the chunked prefill's chunks
 (``kernels.geometry.CHUNK_SIZE``), derived from the kernel rather than restated.
@@ -13,9 +15,12 @@ from __future__ import annotations
 from collections import Counter
 from functools import cache
 
+from fuzz.campaign.bucketing import OPEN, STATE_BINDINGS, in_range, state_binding
+from fuzz.campaign.conv_coverage import CONV_AXES, conv_buckets
 from fuzz.engine.bad_inputs import RULES
-from fuzz.engine.case import POISON_KINDS, Case
 from fuzz.engine.strategies import BETAS, DECAYS, KEY_NORMS, MAGNITUDES
+from fuzz.model.case import POISON_KINDS, Case
+from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION, OPS
 from kernels.geometry import CHUNK_SIZE, geometry
 from kernels.geometry import d_k_classes as geometry_classes
 from oracles.validation import DELTA_RULES, MAX_STATE_WINDOW, UPDATE_RULES, Dims, ValidationError
@@ -37,13 +42,6 @@ def _tiles_bucket(d_k: int, d_v: int) -> str:
     return "1 tile" if tiles == 1 else ("2 tiles" if tiles == 2 else ("3-4 tiles" if tiles <= 4 else "5+ tiles"))
 
 
-OPEN = 1 << 30
-"""The upper edge of a last, open bucket."""
-
-
-def _range(value: int, edges: tuple[tuple[int, int], ...]) -> str:
-    lo, hi = next(e for e in edges if e[0] <= value <= e[1])
-    return str(lo) if lo == hi else (f"{lo}+" if hi == OPEN else f"{lo}-{hi}")
 
 
 SEQ_LENS = ((1, 1), (2, 8), (9, 16), (17, 32), (33, OPEN))
@@ -55,8 +53,8 @@ def _heads(d: Dims) -> str:
     if d.q_heads == d.kv_heads:
         return "MHA"
     if d.q_heads > d.kv_heads:
-        return f"GQA {_range(d.q_heads // d.kv_heads, GQA)}"
-    return f"inverse {_range(d.kv_heads // d.q_heads, GQA)}"
+        return f"GQA {in_range(d.q_heads // d.kv_heads, GQA)}"
+    return f"inverse {in_range(d.kv_heads // d.q_heads, GQA)}"
 
 
 def _key_heads(d: Dims) -> str:
@@ -67,14 +65,6 @@ def _key_heads(d: Dims) -> str:
 
 def _layout(present: bool | None, names: tuple[str, str]) -> str:
     return "none" if present is None else names[int(present)]
-
-
-def _state(case: Case) -> str:
-    if case.poison:
-        return "poisoned past"
-    if case.aliased:
-        return "aliased past"
-    return "past" if "past_state" in case.inputs else "no past"
 
 
 def _scale(case: Case) -> str:
@@ -102,17 +92,18 @@ AXES: dict[str, tuple[str, ...]] = {
     "dtype": ("float32", "float16"),
     "d_k class": tuple(label for _, _, label in d_k_classes()),
     "d_v tiles": ("1 tile", "2 tiles", "3-4 tiles", "5+ tiles"),
-    "heads": ("MHA", *(f"GQA {_range(lo, GQA)}" for lo, _ in GQA), *(f"inverse {_range(lo, GQA)}" for lo, _ in GQA)),
-    "H_kv": tuple(_range(lo, KV_HEADS) for lo, _ in KV_HEADS),
+    "heads": ("MHA", *(f"GQA {in_range(lo, GQA)}" for lo, _ in GQA),
+              *(f"inverse {in_range(lo, GQA)}" for lo, _ in GQA)),
+    "H_kv": tuple(in_range(lo, KV_HEADS) for lo, _ in KV_HEADS),
     "n_k": ("n_k = 1", "1 < n_k < H_kv", "n_k = H_kv"),
-    "T": tuple(_range(lo, SEQ_LENS) for lo, _ in SEQ_LENS),
+    "T": tuple(in_range(lo, SEQ_LENS) for lo, _ in SEQ_LENS),
     "chunks": ("part of one", "one whole", "a part after whole ones", "whole chunks"),
     "B": ("1", "2", "3", "4"),
     "W": tuple(str(w) for w in range(MAX_STATE_WINDOW + 1)),
     "T vs W": ("W = 0", "T < W", "T = W", "T > W"),
     "decay": ("none", "per head", "per key row"),
     "beta": ("none", "per head", "shared"),
-    "state": ("no past", "past", "aliased past", "poisoned past"),
+    "state": STATE_BINDINGS,
     "poison": POISON_KINDS,
     "scale": ("absent", "0.0 (default)", "explicit"),
     "values": MAGNITUDES,
@@ -141,11 +132,21 @@ INTERACTIONS = _interactions()
 """Combinations where bugs hide: a shared beta read per head, grouped key heads under GQA, the
 window's leading slots, fp16 storage at each geometry class."""
 
-UNIVERSE: dict[str, tuple[str, ...]] = {**AXES, **INTERACTIONS}
+UNIVERSE: dict[str, tuple[str, ...]] = {"op": tuple(OPS), **AXES, **INTERACTIONS, **CONV_AXES}
+
+OP_AXES: dict[str, tuple[str, ...]] = {LINEAR_ATTENTION.name: (*AXES, *INTERACTIONS),
+                                       CAUSAL_CONV.name: tuple(CONV_AXES)}
+"""Each op's own axes (the ``op`` axis is everyone's)."""
 
 
 def buckets(case: Case) -> list[str]:
-    """The ``"axis: bucket"`` labels of one case (an invalid case: its broken rule and dtype)."""
+    """The ``"axis: bucket"`` labels of one case (an invalid case: its broken rule and dtype), its op first."""
+    if case.op is not LINEAR_ATTENTION:
+        return [f"op: {case.op.name}", *(f"{axis}: {bucket}" for axis, bucket in conv_buckets(case).items())]
+    return [f"op: {case.op.name}", *_linear_attention_buckets(case)]
+
+
+def _linear_attention_buckets(case: Case) -> list[str]:
     try:
         d = case.dims()
     except ValidationError:
@@ -153,11 +154,11 @@ def buckets(case: Case) -> list[str]:
     heads = _heads(d)
     found = {
         "rule": d.update_rule, "dtype": str(d.dtype), "d_k class": _d_k_bucket(d.d_k),
-        "d_v tiles": _tiles_bucket(d.d_k, d.d_v), "heads": heads, "H_kv": _range(d.kv_heads, KV_HEADS),
-        "n_k": _key_heads(d), "T": _range(d.seq_len, SEQ_LENS), "chunks": _chunks(d), "B": str(d.batch),
+        "d_v tiles": _tiles_bucket(d.d_k, d.d_v), "heads": heads, "H_kv": in_range(d.kv_heads, KV_HEADS),
+        "n_k": _key_heads(d), "T": in_range(d.seq_len, SEQ_LENS), "chunks": _chunks(d), "B": str(d.batch),
         "W": str(d.state_window),
         "T vs W": _t_vs_w(d), "decay": _layout(d.decay_per_row, ("per head", "per key row")),
-        "beta": _layout(d.beta_shared, ("per head", "shared")), "state": _state(case), "scale": _scale(case),
+        "beta": _layout(d.beta_shared, ("per head", "shared")), "state": state_binding(case), "scale": _scale(case),
         "n_k x heads": f"{_key_heads(d)}, {heads.split()[0]}", "dtype x d_k class": f"{d.dtype}, {_d_k_bucket(d.d_k)}",
     }
     if case.poison:
@@ -190,11 +191,22 @@ def counted(label: str) -> bool:
     return bucket in UNIVERSE.get(axis, ())
 
 
-def reached(counts: Counter) -> tuple[int, int]:
-    """``(buckets reached, buckets in UNIVERSE)``."""
-    total = sum(len(names) for names in UNIVERSE.values())
-    hit = sum(1 for axis, names in UNIVERSE.items() for b in names if counts.get(f"{axis}: {b}", 0))
+def reached(counts: Counter, axes: tuple[str, ...] | None = None) -> tuple[int, int]:
+    """``(buckets reached, buckets)`` of ``axes`` (default: all of ``UNIVERSE``)."""
+    chosen = {axis: UNIVERSE[axis] for axis in (axes or UNIVERSE)}
+    total = sum(len(names) for names in chosen.values())
+    hit = sum(1 for axis, names in chosen.items() for b in names if counts.get(f"{axis}: {b}", 0))
     return hit, total
+
+
+def axes_of(ops: list[str]) -> tuple[str, ...]:
+    """The axes of a campaign of ``ops``: each op's own (what its progress line counts)."""
+    return tuple(axis for op in ops for axis in OP_AXES[op])
+
+
+def reached_by_op(counts: Counter) -> dict[str, tuple[int, int]]:
+    """Op name -> ``(buckets reached, buckets)`` of its own axes."""
+    return {op: reached(counts, axes) for op, axes in OP_AXES.items()}
 
 
 def never_reached(rows: dict[str, dict[str, int]]) -> list[str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzz import atomic
+from fuzz.campaign.coverage import OP_AXES
 
 FORMAT = "lafuzz-campaign/2"
 EXIT_CLEAN, EXIT_NEW_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_WORKER_DIED, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
@@ -135,6 +136,12 @@ class Summary:
         return [f"{axis}: {bucket}" for axis, row in self.coverage.items() for bucket, n in row.items() if not n]
 
     @property
+    def coverage_by_op(self) -> dict[str, list[int]]:
+        """Op -> ``[buckets reached, buckets]`` of its own axes (``fuzz.campaign.coverage.OP_AXES``)."""
+        return {op: [sum(1 for axis in axes for n in self.coverage.get(axis, {}).values() if n),
+                     sum(len(self.coverage.get(axis, {})) for axis in axes)] for op, axes in OP_AXES.items()}
+
+    @property
     def tier_rates(self) -> dict[str, float]:
         """Examples per second of worker time in each size tier (a worker runs one unit at a time)."""
         return {tier: round(row["examples"] * 1000 / row["milliseconds"], 1) if row.get("milliseconds") else 0.0
@@ -146,7 +153,8 @@ class Summary:
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, **asdict(self), "exit_status": self.exit_status,
-                "never_reached": self.never_reached, "tier_rates": self.tier_rates}
+                "never_reached": self.never_reached, "tier_rates": self.tier_rates,
+                "coverage_by_op": self.coverage_by_op}
 
     @classmethod
     def from_json(cls, document: dict[str, Any]) -> Summary:

@@ -35,6 +35,7 @@ import math
 import random
 from dataclasses import dataclass
 
+from fuzz.engine.op_testing import OpLimits
 from fuzz.engine.strategies import Limits
 from kernels.geometry import CHUNK_SIZE, geometry
 from oracles.validation import UPDATE_RULES
@@ -158,7 +159,8 @@ class UnitPlan:
     """What one unit draws from, and how many examples it runs."""
 
     tier: str
-    limits: Limits
+    limits: OpLimits
+    """The op's limits: ``Limits`` (LinearAttention) or ``ConvLimits`` (``fuzz.campaign.conv_swarm``)."""
     examples: int
     sit_out: frozenset[str] = frozenset()
     """Backends this unit leaves out (of ``SLOW_BACKENDS``, ``OTHER_BUILDS`` and ``KERNEL_RUNTIMES``)."""
@@ -170,10 +172,14 @@ class UnitPlan:
     def describe(self) -> str:
         """One line for logs and the report."""
         lim = self.limits
-        layout = "/".join(str(h) for h in lim.head_layout_pool[0]) if lim.head_layout_pool else "any"
-        return (f"{self.tier}: d in {list(lim.head_dim_pool)}, Hq/Hkv/nk {layout}, T {lim.min_seq_len}-"
-                f"{lim.max_seq_len}, B<={lim.max_batch}, rules {','.join(lim.rules)}, {','.join(lim.dtypes)}, "
-                f"{self.examples} examples" + (f", without {','.join(sorted(self.sit_out))}" if self.sit_out else "")
+        if isinstance(lim, Limits):
+            layout = "/".join(str(h) for h in lim.head_layout_pool[0]) if lim.head_layout_pool else "any"
+            sizes = (f"d in {list(lim.head_dim_pool)}, Hq/Hkv/nk {layout}, T {lim.min_seq_len}-{lim.max_seq_len}, "
+                     f"B<={lim.max_batch}, rules {','.join(lim.rules)}, {','.join(lim.dtypes)}")
+        else:
+            sizes = lim.describe()
+        return (f"{self.tier}: {sizes}, {self.examples} examples"
+                + (f", without {','.join(sorted(self.sit_out))}" if self.sit_out else "")
                 + (", climbing the error ratio" if self.targeting else ""))
 
 

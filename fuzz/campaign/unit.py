@@ -38,19 +38,28 @@ from hypothesis import event, given, seed, target
 from hypothesis import settings as Settings
 from hypothesis.errors import FlakyFailure
 
-from fuzz.backends import Backend, Capabilities, ChainCall, Lost
+from fuzz.backends import Backend, Capabilities, ChainCall, IsolatedBackend, Lost
 from fuzz.campaign.coverage import buckets
 from fuzz.campaign.database import DatabaseHealth
 from fuzz.campaign.shard import WorkUnit
 from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
 from fuzz.corpus.known_issues import Classifier
-from fuzz.engine.case import Case
-from fuzz.engine.chains import Chain
 from fuzz.engine.compare import RATIO_CAP
+from fuzz.engine.op_testing import OpLimits, for_limits
 from fuzz.engine.properties import CheckResult, resolve_property
-from fuzz.engine.strategies import Limits
 from fuzz.findings import Finding, Kind, PropertyFailure
+from fuzz.model.case import Case
+from fuzz.model.chain import Chain
+
+ENDS_THE_PROCESS = (Kind.CRASH, Kind.TIMEOUT)
+"""Issue kinds whose cases a backend running in the worker's own process never runs (it would take the worker
+down): a crash-isolated backend runs them, and its outcome is a finding."""
+
+
+def isolated(backend: Backend) -> bool:
+    """Whether ``backend`` (or the backend a ``CountingBackend`` counts) runs in a crash-isolated worker."""
+    return isinstance(getattr(backend, "inner", backend), IsolatedBackend)
 
 OnSaved = Callable[[Entry, Path, Sequence[Backend] | None], object]
 """What is done with a corpus entry once written: called with the entry, its directory and the backends to
@@ -177,7 +186,7 @@ def save(finding: Finding, root: Path, specs: Mapping[str, str] | None = None,
     return saved
 
 
-def hypothesis_test(unit: WorkUnit, limits: Limits, settings: Settings, body: Callable[[Case], None],
+def hypothesis_test(unit: WorkUnit, limits: OpLimits, settings: Settings, body: Callable[[Case], None],
                     selection: str) -> Callable[[], None]:
     """``body`` as an ordinary Hypothesis test of no arguments: ``@given`` the unit's property's cases
     under ``limits``, seeded from the unit unless ``settings`` is derandomized, with its own example
@@ -244,9 +253,13 @@ class UnitBody:
         return ",".join(b.name for b in self.counted)
 
     def check(self, case: Case) -> CheckResult:
-        """The property on ``case``; a backend sits out a case of a documented issue already shrunk."""
-        declined = {b.name: i.id for b in self.counted
-                    if (i := self.classifier.affecting(b.name, case)) is not None and i.id in self.shrunk}
+        """The property on ``case``; a backend sits out a case of a documented issue already shrunk, or of a
+        documented crash or hang where it runs in this process (running it would end the process)."""
+        declined = {}
+        for b in self.counted:
+            issue = self.classifier.affecting(b.name, case)
+            if issue is not None and (issue.id in self.shrunk or (issue.kind in ENDS_THE_PROCESS and not isolated(b))):
+                declined[b.name] = issue.id
         self.result.known.update(declined.values())
         taking_part = [b for b in self.counted if b.name not in declined]
         try:
@@ -306,7 +319,7 @@ def run_unit(
     unit: WorkUnit,
     backends: Sequence[Backend],
     *,
-    limits: Limits,
+    limits: OpLimits,
     settings: Settings,
     on_example: Callable[[], None] = lambda: None,
     stop_at: Callable[[], float] = lambda: math.inf,
@@ -324,7 +337,8 @@ def run_unit(
         unit: the property, its seed and (for campaigns) its swarm plan; unless ``settings`` is
             derandomized, Hypothesis explores from the unit's seed.
         backends: the implementations to check together.
-        limits: the case sizes the strategies draw (``Limits.ci()``, ``campaign()``, ...).
+        limits: an op's case sizes (``Limits``, ``ConvLimits``): the unit draws that op's cases, on the
+            backends that run it.
         settings: Hypothesis's settings (the profile, with the example count and database).
         on_example, stop_at, budget_at, classifier, shrunk_issues, targeting: as for ``UnitBody``: a
             callback per example, when to stop, when to stop drawing, what counts as known, the known
@@ -340,6 +354,8 @@ def run_unit(
         Exception: only an error raised before the first example ran (a harness that cannot start); a
             property failure, or an error once examples ran, becomes the result's finding.
     """
+    op = for_limits(limits).op.name
+    backends = [b for b in backends if op in b.capabilities().ops]
     body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
                     classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting, on_saved=on_saved)
     result = body.result

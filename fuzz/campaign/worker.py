@@ -13,7 +13,7 @@ import gc
 import hashlib
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,16 +23,17 @@ from hypothesis import settings as Settings
 from fuzz import environment
 from fuzz.backends import Backend, Lost, NoSuchDevice, Unavailable, backend_class, create
 from fuzz.backends.device_choice import assign_worker
-from fuzz.campaign import profiles, swarm
+from fuzz.campaign import conv_swarm, profiles, swarm
 from fuzz.campaign.database import UnitDatabase, campaign_database, shared_key
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.swarm import UnitPlan
 from fuzz.campaign.unit import CountingBackend, UnitResult, run_unit
 from fuzz.corpus.entry import CorpusError, Entry, from_bytes, marks, to_bytes
 from fuzz.corpus.known_issues import Classifier, preshrunk
+from fuzz.engine.op_testing import PRESETS, for_op
 from fuzz.engine.properties import resolve_property
-from fuzz.engine.strategies import Limits
 from fuzz.findings import Finding, PropertyFailure
+from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
 
 SWARM = "swarm"
 """``--limits swarm`` (the default): each unit draws its own slice of the contract (``fuzz.campaign.swarm``)."""
@@ -40,26 +41,33 @@ SWARM = "swarm"
 NATIVE_LOG = "native.log"
 """Under a campaign's ``--out``: what native libraries print in its processes (Dawn's limit warnings)."""
 
-LIMITS: dict[str, Callable[[], Limits]] = {
-    "campaign": Limits.campaign, "ci": Limits.ci, "default": Limits.default, "big": Limits.big,
-}
-"""``--limits`` name -> the fixed size caps every unit uses."""
+LIMITS = PRESETS
+"""``--limits`` names of the fixed size caps every unit uses (each op has them: ``OpTesting.preset``)."""
 
 
 LIMIT_NAMES = (SWARM, *LIMITS)
 """Every ``--limits`` name (the campaign's and the pytest plugin's)."""
 
 
-def plan_for(limits: str, unit: WorkUnit, examples: int) -> UnitPlan:
-    """What ``unit`` draws from under ``--limits limits``: its own swarm plan, or the fixed slice."""
+def plan_for(limits: str, unit: WorkUnit, examples: int, ops: Sequence[str] = (LINEAR_ATTENTION.name,)) -> UnitPlan:
+    """What ``unit`` draws from under ``--limits limits``: the op it tests, among ``ops`` (those its property
+    applies to; by the unit's seed in a swarm, ``conv_swarm.unit_op``, else in turn by the unit's number), and
+    its own swarm plan of that op or the op's fixed slice."""
+    prop = resolve_property(unit.property)
+    candidates = tuple(op for op in ops if prop.applies_to(op)) or (LINEAR_ATTENTION.name,)
+    warming_up = unit.number < swarm.WARM_UP_ROUNDS
     if limits == SWARM:
-        return swarm.plan(unit.seed, examples, warming_up=unit.number < swarm.WARM_UP_ROUNDS)
-    return UnitPlan(tier=limits, limits=LIMITS[limits](), examples=examples)
+        op = conv_swarm.unit_op(unit.seed, candidates)
+        if op == CAUSAL_CONV.name:
+            return conv_swarm.plan(unit.seed, examples, warming_up=warming_up)
+        return swarm.plan(unit.seed, examples, warming_up=warming_up)
+    op = candidates[unit.number % len(candidates)]
+    return UnitPlan(tier=limits, limits=for_op(op).preset(limits), examples=examples)
 
 
 def unit_plan(config: Any, unit: WorkUnit) -> UnitPlan:
-    """What ``unit`` draws from and how many examples it runs, under the campaign's ``--limits``."""
-    return plan_for(config.limits, unit, config.examples_per_unit)
+    """What ``unit`` draws from and how many examples it runs, under the campaign's ``--limits`` and ``--ops``."""
+    return plan_for(config.limits, unit, config.examples_per_unit, config.ops)
 
 
 class Worker:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from fuzz.corpus.entry import Entry, read_entry, write_entry
-from fuzz.engine.case import Case
 from fuzz.findings import Finding, Kind
+from fuzz.model.case import Case
 
 KEEP = 20
 """How many near misses a campaign keeps (the highest ratios)."""

@@ -5,7 +5,8 @@ Layout: ``<root>/<property>/<id>/entry.json``, plus ``arrays.npz`` when the arra
 
 - ``id``, ``property``, ``backends`` (the implementations the property compared), ``kind`` and
   ``signature`` (the de-duplication key: same property, backends and signature = same finding);
-- ``case``: the case metadata (``Case.metadata``);
+- ``case``: the case metadata (``Case.metadata``), its ``op`` among them (absent in entries written before
+  there were two ops: LinearAttention);
 - ``arrays``: ``"arrays.npz"``, or ``{name: {"dtype", "shape", "values"}}`` inline when every array
   is tiny and finite (exact: float16/float32 values are written as their float64 repr);
   inputs are stored under their ONNX names, expected outputs as ``expected/<name>``;
@@ -41,9 +42,10 @@ from typing import Any
 import numpy as np
 
 from fuzz import atomic
-from fuzz.engine.case import Case
 from fuzz.engine.properties import PROPERTIES
 from fuzz.findings import Finding, Kind, KnownMark
+from fuzz.model.case import Case
+from fuzz.model.ops import OPS
 from oracles.validation import ValidationError
 
 FORMAT = "lafuzz-corpus/1"
@@ -207,6 +209,9 @@ def _check_document(document: Any) -> dict[str, Any]:
         raise _Problem(f"{DOCUMENT_KEY}: unknown kind {kind!r}")
     _field(document, "signature", str)
     case = _field(document, "case", dict)
+    op = _field(case, "op", str, required=False)
+    if op is not None and op not in OPS:  # absent: an entry written before there were two ops, LinearAttention's
+        raise _Problem(f"{DOCUMENT_KEY}: unknown op {op!r}; known: {', '.join(OPS)}")
     _field(case, "attrs", dict)
     _field(case, "aliased", bool, required=False)
     _field(case, "poison", str, required=False)
@@ -332,7 +337,7 @@ def _checked_values(entry: Entry) -> Entry:
                            "valid cases only") from None
     arrays = {**case.inputs, **{EXPECTED_PREFIX + k: v for k, v in entry.expected_arrays.items()}}
     for name, array in arrays.items():
-        poisoned = name == "past_state" and case.poison is not None and array.ndim == 5
+        poisoned = name == "past_state" and case.poison is not None and case.state_window > 0
         checked = array[-1:] if poisoned else array
         if not np.isfinite(checked).all():
             where = "past_state slot W-1 (only earlier slots may be poisoned)" if poisoned else f"array {name!r}"

@@ -27,15 +27,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 from packaging.specifiers import SpecifierSet
 
 from fuzz.backends.base import Backend
-from fuzz.engine.case import Case
 from fuzz.findings import Finding, Kind, KnownMark
 from fuzz.implementation import Implementation
+from fuzz.model.case import Case
+from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
 from oracles.validation import DELTA_RULES, GATED_RULES, ValidationError
 
 
@@ -60,6 +61,12 @@ class KnownIssue:
     misread: Callable[[Case], Case] | None = None
     """For a wrong result: the case as the implementation effectively reads it (the oracle on it
     reproduces the implementation)."""
+    op: str = LINEAR_ATTENTION.name
+    """The op whose cases it affects (``applies`` is asked about that op's cases only)."""
+
+    def affects(self, case: Case) -> bool:
+        """Whether ``case`` is one the issue affects: a case of its op for which ``applies`` holds."""
+        return case.op.name == self.op and self.applies(case)
 
     @property
     def known_in(self) -> str:
@@ -84,7 +91,7 @@ class KnownIssue:
 
     def covers(self, finding: Finding) -> bool:
         """Whether ``finding`` is an instance of this issue."""
-        return self.backend in finding.backends and self.kind == finding.kind and self.applies(finding.case)
+        return self.backend in finding.backends and self.kind == finding.kind and self.affects(finding.case)
 
 
 def _broken_input(case: Case) -> str:
@@ -155,6 +162,24 @@ WEBGPU_EP: Build = {
     "seen_with": "onnxruntime 1.31.1 (lavapipe) and 1.30.0 (NVIDIA H200)",
 }
 
+def _valid_float16(case: Case) -> bool:
+    """A valid case stored in float16."""
+    try:
+        case.dims()
+    except ValidationError:
+        return False
+    return case.dtype == np.float16
+
+
+def _kernel_of_size_one(case: Case) -> bool:
+    """A convolution whose causal kernel has one tap (the state holds no position), valid or not."""
+    weight = case.inputs.get("weight")
+    return weight is not None and weight.ndim >= 3 and weight.shape[-1] == 1
+
+
+WEBGPU_EP_CONV: dict[str, Any] = {**WEBGPU_EP, "seen_with": "onnxruntime 1.31.1 (lavapipe)"}
+"""Where the WebGPU EP's CausalConvWithState issues were seen (not yet on a GPU)."""
+
 KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
         id="ort-webgpu-shared-beta",
@@ -200,6 +225,46 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
             "CPU EP names the broken rule."
         ),
         applies=lambda case: _broken_input(case) in ("decay", "beta", "past_state"),
+    ),
+    KnownIssue(
+        id="ort-webgpu-conv-kernel-size-one",
+        backend="ort-webgpu",
+        **WEBGPU_EP_CONV,
+        kind=Kind.CRASH,
+        summary=(
+            "CausalConvWithState with a kernel of one tap (weight (C, 1, 1): a state of (k - 1) * dilation = 0 "
+            "positions) kills the process with SIGSEGV, with or without a past state, for any T; the CPU EP "
+            "returns the output and an empty present_state (B, C, 0)."
+        ),
+        applies=_kernel_of_size_one,
+        op=CAUSAL_CONV.name,
+    ),
+    KnownIssue(
+        id="ort-webgpu-conv-float16-accumulation",
+        backend="ort-webgpu",
+        **WEBGPU_EP_CONV,
+        kind=Kind.MISMATCH,
+        summary=(
+            "CausalConvWithState in float16 computes in float16 arithmetic, the sum of the taps and the SiLU alike: "
+            "outputs are off by up to about 1.6 float16 epsilons of the terms' magnitude (|bias| + sum |w x|), "
+            "hundreds of ulps of a result that cancels, and one tap of z = -4 gives a SiLU 1.3 ulps off, where the "
+            "CPU EP computes in float32 and rounds once (within half an ulp). float32 agrees."
+        ),
+        applies=_valid_float16,
+        op=CAUSAL_CONV.name,
+    ),
+    KnownIssue(
+        id="ort-webgpu-conv-empty-activation",
+        backend="ort-webgpu",
+        **WEBGPU_EP_CONV,
+        kind=Kind.ACCEPTED_INVALID,
+        summary=(
+            "CausalConvWithState with activation = '' (an empty string, not one of none, silu, swish) is run as "
+            "if it were 'none', where the CPU EP refuses it ('activation must be one of: none, silu, swish'); "
+            "other unknown names ('relu', 'SILU', 'gelu') are refused."
+        ),
+        applies=lambda case: case.attrs.get("activation") == "",
+        op=CAUSAL_CONV.name,
     ),
     KnownIssue(
         id="ort-cuda-large-heads-unsupported",
@@ -351,7 +416,7 @@ class Classifier:
 
     def affecting(self, backend: str, case: Case) -> KnownIssue | None:
         """The issue in play of ``backend`` that affects ``case``, if any."""
-        return next((i for i in KNOWN_ISSUES if i.backend == backend and i.applies(case) and self.in_play(i)), None)
+        return next((i for i in KNOWN_ISSUES if i.backend == backend and i.affects(case) and self.in_play(i)), None)
 
     def documented(self, finding: Finding) -> KnownIssue | None:
         """The issue in play that covers ``finding``, if any."""

@@ -25,10 +25,10 @@ import numpy as np
 from fuzz.backends import Backend, Crashed, Rejected, TimedOut, Unavailable, Unsupported
 from fuzz.corpus.entry import Entry, entry_dirs, read_entry
 from fuzz.corpus.known_issues import KNOWN_ISSUES
-from fuzz.engine.case import Case
 from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle
 from fuzz.engine.properties import _passes_through
 from fuzz.export.plan import Expectation, expectation_of
+from fuzz.model.case import Case
 
 WRONG, CRASH, HANG, REFUSED, ACCEPTED, FIXED, CANNOT_LOAD = (
     "wrong results", "crash", "hang", "refused", "accepted invalid", "fixed", "cannot load")

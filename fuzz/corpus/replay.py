@@ -31,9 +31,9 @@ from fuzz.backends import Backend, Capabilities, Unsupported
 from fuzz.backends.registry import UnknownRecordedBackend, check_recorded
 from fuzz.corpus.entry import CorpusError, Entry
 from fuzz.corpus.known_issues import Classifier
-from fuzz.engine.case import Case
 from fuzz.engine.properties import resolve_property
 from fuzz.findings import PropertyFailure
+from fuzz.model.case import Case
 
 PASS, REGRESSION, STILL_FAILING, NOW_FIXED, SKIPPED = "pass", "regression", "still failing", "now fixed", "skipped"
 REFUSED = "refused"
@@ -57,7 +57,7 @@ class StoredBackend(Backend):
 
     def capabilities(self) -> Capabilities:
         return Capabilities(dtypes=(str(self.case.dtype),), window="native", aliasing=False,
-                            device="stored results", versions={})
+                            device="stored results", versions={}, ops=(self.case.op.name,))
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         if not case.identical(self.case):

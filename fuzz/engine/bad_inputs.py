@@ -16,10 +16,10 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from fuzz.engine.case import Case
 from fuzz.engine.strategies import Limits, cases, one_of_values
+from fuzz.model.case import Case
 from oracles.prefix import SEQUENCE_INPUTS
-from oracles.validation import DELTA_RULES, GATED_RULES, MAX_STATE_WINDOW, Dims, ValidationError, validate
+from oracles.validation import DELTA_RULES, GATED_RULES, MAX_STATE_WINDOW, Dims, ValidationError
 
 
 @dataclass
@@ -44,14 +44,17 @@ class Draft:
 
 @dataclass(frozen=True)
 class Breaker:
-    """One rule of the contract, and how to break it in a draft."""
+    """One rule of an op's contract, and how to break it in a draft of a valid call (its sizes: ``Dims``,
+    ``ConvDims``; its draft: ``Draft``, ``fuzz.engine.conv_bad_inputs.ConvDraft``)."""
 
     rule: str
-    applies: Callable[[Dims], bool]
-    edit: Callable[[Draft, np.random.Generator], None]
+    applies: Callable[[Any], bool]
+    """Whether the rule can be broken in a call of these sizes."""
+    edit: Callable[[Any, np.random.Generator], None]
 
 
-def _always(_: Dims) -> bool:
+def always(_: Any) -> bool:
+    """A breaker's ``applies`` for a rule every call can break."""
     return True
 
 
@@ -59,7 +62,7 @@ def _wrong_rank(name: str) -> Breaker:
     def edit(draft: Draft, rng: np.random.Generator) -> None:
         shape = draft.shapes.get(name) or _default_shape(draft, name)
         draft.shapes[name] = (*shape, 1) if rng.random() < 0.5 else shape[:-1]
-    return Breaker(f"{name}-rank", _always, edit)
+    return Breaker(f"{name}-rank", always, edit)
 
 
 def _default_shape(draft: Draft, name: str) -> tuple[int, ...]:
@@ -76,10 +79,10 @@ def _mismatch_axis(axis: int, rule: str) -> Breaker:
         shape = list(draft.shapes[name])
         shape[axis] += 1
         draft.shapes[name] = tuple(shape)
-    return Breaker(rule, _always, edit)
+    return Breaker(rule, always, edit)
 
 
-def _set_last(name: str, last: Callable[[Dims], int], rule: str, applies: Callable[[Dims], bool] = _always,
+def _set_last(name: str, last: Callable[[Dims], int], rule: str, applies: Callable[[Dims], bool] = always,
               ) -> Breaker:
     def edit(draft: Draft, rng: np.random.Generator) -> None:
         shape = draft.shapes.get(name) or _default_shape(draft, name)
@@ -144,10 +147,10 @@ def _empty_sequence(draft: Draft, rng: np.random.Generator) -> None:
 
 
 BREAKERS: tuple[Breaker, ...] = (
-    Breaker("update-rule", _always, _unknown_rule),
-    Breaker("state-window-range", _always, _window_out_of_range),
-    Breaker("heads-zero", _always, _heads_zero),
-    Breaker("heads-indivisible", _always, _heads_indivisible),
+    Breaker("update-rule", always, _unknown_rule),
+    Breaker("state-window-range", always, _window_out_of_range),
+    Breaker("heads-zero", always, _heads_zero),
+    Breaker("heads-indivisible", always, _heads_indivisible),
     *(_wrong_rank(name) for name in ("query", "key", "value", "decay", "beta")),
     _mismatch_axis(0, "batch-mismatch"),
     _mismatch_axis(1, "sequence-mismatch"),
@@ -159,10 +162,10 @@ BREAKERS: tuple[Breaker, ...] = (
     _set_last("beta", lambda d: d.kv_heads + 1, "beta-last-dim"),
     Breaker("decay-missing", lambda d: d.update_rule in GATED_RULES, _drop("decay")),
     Breaker("beta-missing", lambda d: d.update_rule in DELTA_RULES, _drop("beta")),
-    Breaker("past-state-rank", _always, _past_rank),
-    Breaker("past-state-shape", _always, _past_shape),
-    Breaker("dtype-mismatch", _always, _dtype_mismatch),
-    Breaker("empty-sequence", _always, _empty_sequence),
+    Breaker("past-state-rank", always, _past_rank),
+    Breaker("past-state-shape", always, _past_shape),
+    Breaker("dtype-mismatch", always, _dtype_mismatch),
+    Breaker("empty-sequence", always, _empty_sequence),
 )
 """Every rule the bad-input strategies break, one breaker per rule."""
 
@@ -198,13 +201,17 @@ def break_case(case: Case, breaker: Breaker, seed: int) -> Case:
         attrs=dict(case.attrs), dims=case.dims(),
     )
     breaker.edit(draft, rng)
-    broken = Case(inputs=_realise(draft, rng), attrs=draft.attrs,
-                  notes={"broken_rule": breaker.rule, "seed": seed})
+    return confirmed_invalid(Case(inputs=_realise(draft, rng), attrs=draft.attrs,
+                                  notes={"broken_rule": breaker.rule, "seed": seed}))
+
+
+def confirmed_invalid(broken: Case) -> Case:
+    """``broken`` if its op's validation refuses it (a breaker that left a case valid is a bug here)."""
     try:
-        validate(**broken.kwargs())
+        broken.dims()
     except ValidationError:
         return broken
-    raise AssertionError(f"bad_inputs: breaker {breaker.rule!r} left the case valid: {broken.summary()}")
+    raise AssertionError(f"breaker {broken.notes['broken_rule']!r} left the case valid: {broken.summary()}")
 
 
 @st.composite

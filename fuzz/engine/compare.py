@@ -10,14 +10,16 @@ states a bound of its own.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from functools import partial
+from typing import Any
 
 import numpy as np
 
-from fuzz.engine.case import Case
-from fuzz.engine.tolerance import Blocks, Budget, Exact, exact_answer
+from fuzz.engine.op_testing import exact_for, for_op, la_locate
+from fuzz.engine.tolerance import Budget
+from fuzz.model.case import Case
 
 TENSORS = ("output", "present_state")
 """The two results of a call, in the operator's order."""
@@ -67,12 +69,15 @@ class Mismatch:
     tolerance_model: str
     actual_shape: tuple[int, ...] = ()
     expected_shape: tuple[int, ...] = ()
+    coordinates: tuple[tuple[str, int], ...] = ()
+    """The element's other coordinates in the op's terms, for an op other than LinearAttention (whose are
+    ``head``, ``row``, ``col``): ``(("channel", 2), ("position", 5))``."""
 
     def where(self) -> str:
         """``slot s, batch b, head h, token t, col c`` (only the coordinates that apply)."""
         row = "token" if self.tensor == "output" else "key row"
-        parts = [("slot", self.slot), ("batch", self.batch), ("head", self.head), (row, self.row),
-                 ("value col", self.col)]
+        named = self.coordinates or (("head", self.head), (row, self.row), ("value col", self.col))
+        parts = [("slot", self.slot), ("batch", self.batch), *named]
         return ", ".join(f"{name} {value}" for name, value in parts if value is not None)
 
     def facts(self) -> dict[str, Any]:
@@ -123,24 +128,17 @@ class Where:
     case_summary: str
 
 
-class Coordinates(TypedDict):
-    """Where one element of ``output`` or ``present_state`` sits, in the operator's terms (``Mismatch``'s fields)."""
-
-    slot: int | None
-    batch: int | None
-    head: int | None
-    row: int | None
-    col: int | None
+Locator = Callable[[tuple[int, ...]], dict[str, Any]]
+"""An element's index -> its coordinates in the op's terms (``fuzz.engine.op_testing.OpTesting.locate``)."""
 
 
-def _locate(index: tuple[int, ...], tensor: str, d_v: int) -> Coordinates:
-    """Operator coordinates of one element of ``output`` or ``present_state``."""
-    if tensor == "output":
-        batch, token, column = index
-        return {"slot": None, "batch": batch, "head": column // d_v, "row": token, "col": column % d_v}
-    slot = index[0] if len(index) == 5 else None
-    batch, head, row, col = index[-4:]
-    return {"slot": slot, "batch": batch, "head": head, "row": row, "col": col}
+def _located(index: tuple[int, ...], locate: Locator) -> dict[str, Any]:
+    """The ``Mismatch`` fields that say where an element is (those the op does not use stay None)."""
+    fields: dict[str, Any] = {"slot": None, "batch": None, "head": None, "row": None, "col": None}
+    fields.update(locate(index))
+    if "coordinates" in fields:
+        fields["coordinates"] = tuple(fields["coordinates"])
+    return fields
 
 
 def _bits(x: np.ndarray) -> np.ndarray:
@@ -231,9 +229,10 @@ def element_ratios(
     exact: np.ndarray,
     block: np.ndarray,
     tensor: str,
-    d_v: int,
     depth: int,
     where: Where,
+    d_v: int = 1,
+    locate: Locator | None = None,
     match: Match = Match.CLOSE,
     storages: Sequence[np.dtype] | None = None,
     reseeded: np.dtype | None = None,
@@ -246,7 +245,8 @@ def element_ratios(
     stored types whose budgets add up (default: the dtypes of ``actual`` and ``expected``);
     ``reseeded`` is the stored type a resumed seed passed through; ``mask`` (broadcastable)
     limits which elements are compared (the others get ratio 0). Raises ``MismatchError`` naming
-    the worst element.
+    the worst element: by ``locate`` (the op's coordinates), or as a LinearAttention element whose
+    heads are ``d_v`` wide.
     """
     actual, expected, exact = np.asarray(actual), np.asarray(expected), np.asarray(exact, dtype=np.float64)
     sides = tuple(np.dtype(s) for s in (storages or (actual.dtype, expected.dtype)))
@@ -273,7 +273,7 @@ def element_ratios(
     worst = np.unravel_index(int(np.argmax(np.where(failing, ratio, -1.0))), exact.shape)
     raise MismatchError(Mismatch(
         property=where.property, backends=where.backends, tensor=tensor, reason=_REASONS[int(reason[worst])],
-        **_locate(tuple(int(i) for i in worst), tensor, d_v),
+        **_located(tuple(int(i) for i in worst), locate or partial(la_locate, d_v, tensor)),
         actual=actual[worst].item(), expected=expected[worst].item(), error=float(error[worst]),
         tolerance=float(tolerance[worst]), ratio=float(ratio[worst]), failing=int(failing.sum()),
         total=int(selected.sum()), case_summary=where.case_summary,
@@ -312,12 +312,14 @@ def _against_exact(case: Case, sides: list[tuple[str, Result]], resumed_at: int 
     """Compare one labelled result with the exact answer, or two with each other; worst ratio per tensor."""
     dims = case.dims()
     summary = case.summary()
+    op = for_op(case.op)
     for label, result in sides:
         for tensor, values in zip(TENSORS, result, strict=True):
             if values.dtype != case.dtype:
                 raise AssertionError(f"{tensor} of {label} is {values.dtype}, not {case.dtype}; case: {summary}")
-    answer = exact_answer(case.inputs, case.attrs)
-    exact: Exact | Blocks = answer if resumed_at is None else answer.reseeded_at(resumed_at, case.dtype)
+    exact = exact_for(case)
+    if resumed_at is not None:
+        exact = exact.reseeded_at(resumed_at, case.dtype)
     labels = (sides[0][0], sides[-1][0] if len(sides) == 2 else "oracle")
     where = Where("results-agree" if len(sides) == 2 else "agrees-with-oracle", labels, summary)
     worst = []
@@ -326,8 +328,8 @@ def _against_exact(case: Case, sides: list[tuple[str, Result]], resumed_at: int 
         arrays = [result[index] for _, result in sides]
         ratios = element_ratios(
             arrays[0], arrays[-1] if len(arrays) == 2 else values, exact=values, block=block, tensor=tensor,
-            d_v=dims.d_v, depth=dims.seq_len + dims.d_k, where=where, storages=[case.dtype] * len(arrays),
-            reseeded=None if resumed_at is None else case.dtype,
+            depth=op.depth(dims, tensor, None), where=where, locate=partial(op.locate, dims, tensor),
+            storages=[case.dtype] * len(arrays), reseeded=None if resumed_at is None else case.dtype,
         )
         worst.append(float(ratios.max(initial=0.0)))
     return worst[0], worst[1]

@@ -15,29 +15,22 @@ import importlib
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import TypeVar
+from functools import cached_property, partial
+from typing import Any, TypeVar
 
 import numpy as np
 from hypothesis import strategies as st
 
 import oracles
 from fuzz.backends import Backend, ChainCall, Crashed, Rejected, TimedOut, Unsupported
-from fuzz.engine.bad_inputs import PASS_THROUGH_RULES, invalid_cases
-from fuzz.engine.case import Case
-from fuzz.engine.chains import Chain, chain_cases, token_spans
+from fuzz.engine.bad_inputs import PASS_THROUGH_RULES
 from fuzz.engine.compare import Match, Mismatch, MismatchError, Where, element_ratios
-from fuzz.engine.strategies import (
-    Limits,
-    cases,
-    poisoned_cases,
-    resume_cases,
-    short_cases,
-    with_clean_past,
-)
-from fuzz.engine.tolerance import Blocks, Exact, exact_answer
+from fuzz.engine.op_testing import OpTesting, for_limits, for_op
+from fuzz.engine.strategies import with_clean_past
 from fuzz.findings import Finding, Kind, PropertyFailure
-from oracles.validation import Dims, validate
+from fuzz.model.case import Case
+from fuzz.model.chain import Chain, token_spans
+from fuzz.model.ops import LINEAR_ATTENTION
 
 
 @dataclass
@@ -57,15 +50,24 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class Property:
-    """A named correctness property: the cases it needs and the check every backend must pass."""
+    """A named correctness property: the cases it needs and the check every backend must pass.
+
+    ``strategy(limits)`` draws the cases of the op whose limits it is given (``Limits``: LinearAttention;
+    ``ConvLimits``: CausalConvWithState); ``ops`` names the ops it applies to (None: every op).
+    """
 
     name: str
     description: str
-    strategy: Callable[[Limits], st.SearchStrategy[Case]]
+    strategy: Callable[[Any], st.SearchStrategy[Case]]
     check: Callable[[Case, Sequence[Backend]], CheckResult | None]
     invalid_input: bool = False
     """Feeds input that breaks the contract: the input that kills native code, so backends that
     declare ``crash_prone`` run it in a crash-isolated worker (``fuzz.backends.create(isolate=True)``)."""
+    ops: tuple[str, ...] | None = None
+
+    def applies_to(self, op: str) -> bool:
+        """Whether the property has cases of ``op`` (an op name)."""
+        return self.ops is None or op in self.ops
 
 
 Result = tuple[np.ndarray, np.ndarray]
@@ -78,23 +80,17 @@ class _Check:
     def __init__(self, prop: str, case: Case, *, valid: bool = True) -> None:
         self.prop = prop
         self.case = case
-        self._dims = case.dims() if valid else None
+        self.testing: OpTesting = for_op(case.op)
+        self.dims: Any = case.dims() if valid else None
         self.result = CheckResult()
-        self._exact: dict[int, tuple[Case, Exact]] = {}
+        self._exact: dict[int, tuple[Case, Any]] = {}
 
-    @property
-    def dims(self) -> Dims:
-        """The checked case's sizes (a check of invalid input has none)."""
-        if self._dims is None:
-            raise TypeError(f"{self.prop}: a check of invalid input has no sizes")
-        return self._dims
-
-    def exact(self, case: Case | None = None) -> Exact:
+    def exact(self, case: Case | None = None) -> Any:
         """The float64 oracle's answer for ``case`` (default: the checked case), with magnitudes;
         computed once per case object in this check (every backend is compared with the same answer)."""
         case = case or self.case
         if id(case) not in self._exact:  # the case is kept with its answer, so its id is not reused
-            self._exact[id(case)] = (case, exact_answer(case.inputs, case.attrs))
+            self._exact[id(case)] = (case, self.testing.exact(case.inputs, case.attrs))
         return self._exact[id(case)][1]
 
     def fail(self, kind: Kind, backends: tuple[str, ...], detail: str, text: str,
@@ -108,14 +104,26 @@ class _Check:
     def skip(self, who: str, why: str) -> None:
         self.result.skipped[who] = why
 
+    def runs_op(self, backend: Backend) -> bool:
+        """Whether ``backend`` runs the checked case's op; a skip with the reason if not."""
+        if self.case.op.name in backend.capabilities().ops:
+            return True
+        runs = ", ".join(backend.capabilities().ops)
+        self.skip(backend.name, f"does not run {self.case.op.name} (its capabilities list {runs})")
+        return False
+
     def run(self, backend: Backend, case: Case) -> Result | None:
         """Run a valid case; None (recorded as a skip) if the backend cannot run it here."""
+        if not self.runs_op(backend):
+            return None
         got = self._attempt(backend, case, backend.run)
         return None if got is None else (np.asarray(got[0]), np.asarray(got[1]))
 
     def run_chain(self, backend: Backend, chain: Chain) -> list[ChainCall] | None:
         """Run the checked chain case on the backend's device-resident path; None (recorded as a
         skip) if it has none or cannot run this case."""
+        if not self.runs_op(backend):
+            return None
         return self._attempt(backend, self.case, lambda case: backend.run_chain(case, chain))
 
     def _attempt(self, backend: Backend, case: Case, runner: Callable[[Case], Got]) -> Got | None:
@@ -144,26 +152,35 @@ class _Check:
                             f"the call wrote into the caller's {', '.join(clobbered)} (not an aliased binding)")
         return got
 
-    def compare(self, actual: np.ndarray, expected: np.ndarray, *, exact: Exact | Blocks, tensor: str,
+    def compare(self, actual: np.ndarray, expected: np.ndarray, *, exact: Any, tensor: str,
                 labels: tuple[str, str], backends: tuple[str, ...], detail: str = "",
-                tokens: int | None = None, rows: slice = slice(None), match: Match = Match.CLOSE,
-                reseeded: np.dtype | None = None, mask: np.ndarray | None = None) -> None:
-        """``element_ratios`` against ``exact``'s part ``tensor`` (``rows``: output tokens compared; ``match``,
-        ``reseeded``, ``mask`` as there); a mismatch becomes a ``PropertyFailure``."""
-        depth = (self.dims.seq_len if tokens is None else tokens) + self.dims.d_k
+                tokens: int | None = None, rows: slice = slice(None), **options: Any) -> None:
+        """``assert_close`` against ``exact``'s part ``tensor`` (``rows``: output positions compared, along
+        the op's sequence axis); a mismatch becomes a ``PropertyFailure``."""
+        depth = self.testing.depth(self.dims, tensor, tokens)
         where = Where(self.prop, labels, self.summary)
         values, block = exact.part(tensor)
         if tensor == "output":
-            values, block = values[:, rows], block[:, rows]
+            values, block = self.along_sequence(values, rows), self.along_sequence(block, rows)
         try:
-            ratios = element_ratios(actual, expected, exact=values, block=block, tensor=tensor, d_v=self.dims.d_v,
-                                    depth=depth, where=where, match=match, reseeded=reseeded, mask=mask)
+            ratios = element_ratios(actual, expected, exact=values, block=block, tensor=tensor, depth=depth,
+                                    where=where, locate=partial(self.testing.locate, self.dims, tensor), **options)
         except MismatchError as err:
             m = err.mismatch
             raise self.fail(Kind.MISMATCH, backends, f"{tensor}:{m.reason}{detail}", "", m) from err
         self.result.max_ratio = max(self.result.max_ratio, float(ratios.max(initial=0.0)))
         self.result.comparisons += 1
         self._note_parts("/".join(backends), tensor, ratios)
+
+    def along_sequence(self, x: np.ndarray, positions: slice) -> np.ndarray:
+        """``x`` (an output) restricted to ``positions`` of the op's sequence axis."""
+        index: list[slice] = [slice(None)] * x.ndim
+        index[self.case.op.sequence_axis(self.case.attrs)] = positions
+        return x[tuple(index)]
+
+    def slots(self, selected: np.ndarray) -> np.ndarray:
+        """A per-slot boolean as a mask of the windowed state (the window axis first)."""
+        return selected.reshape(-1, *[1] * (len(self.dims.state_shape) - 1))
 
     @cached_property
     def summary(self) -> str:
@@ -172,7 +189,7 @@ class _Check:
 
     def _note_parts(self, pair: str, tensor: str, ratios: np.ndarray) -> None:
         """Record the passing ratios of ``tensor`` for ``pair``, slot by slot for a windowed state."""
-        if tensor == "output" or ratios.ndim != 5:
+        if tensor == "output" or not self.case.state_window:
             worst = {"output" if tensor == "output" else "state W=0": float(ratios.max(initial=0.0))}
         else:
             worst = {f"slot {j}": float(slot.max(initial=0.0)) for j, slot in enumerate(ratios)}
@@ -186,7 +203,7 @@ def _failure_kind(err: Crashed | TimedOut) -> Kind:
 
 
 def _at_window_zero(case: Case) -> Case:
-    """The same call with ``W = 0``: the 4-D past is the old ``past_state[W-1]``."""
+    """The same call with ``W = 0``: the unwindowed past is the old ``past_state[W-1]``."""
     past = case.inputs.get("past_state")
     legacy = case.with_attrs(state_window=0)
     return legacy.with_inputs(past_state=None if past is None else past[-1])
@@ -226,7 +243,7 @@ def check_prefix_oracle(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """Each slot equals a separately evaluated prefix (``W = 0`` oracle runs); output equals the oracle's."""
     c = _Check("prefix-oracle", case)
     exact = c.exact()
-    by_prefix = oracles.window_by_prefix(oracles.linear_attention, case.inputs, case.attrs)
+    by_prefix = case.op.window_by_prefix(case.op.oracle, dict(case.inputs), dict(case.attrs))
     for b in backends:
         got = c.run(b, case)
         if got is None:
@@ -238,7 +255,7 @@ def check_prefix_oracle(case: Case, backends: Sequence[Backend]) -> CheckResult:
     return c.result
 
 
-def _same_bits(c: _Check, b: Backend, exact: Exact, first: tuple[Case, str], second: tuple[Case, str]) -> None:
+def _same_bits(c: _Check, b: Backend, exact: Any, first: tuple[Case, str], second: tuple[Case, str]) -> None:
     """Run two variants of one call on ``b`` and demand bit-identical outputs and states."""
     one, other = c.run(b, first[0]), c.run(b, second[0])
     if one is None or other is None:
@@ -263,7 +280,7 @@ def check_leading_zeros(case: Case, backends: Sequence[Backend]) -> CheckResult:
     c = _Check("leading-zeros", case)
     exact = c.exact()
     lead = c.dims.state_window - c.dims.seq_len
-    leading = (np.arange(c.dims.state_window) < lead).reshape(-1, 1, 1, 1, 1)
+    leading = c.slots(np.arange(c.dims.state_window) < lead)
     for b in backends:
         got = c.run(b, case)
         if got is None:
@@ -282,21 +299,21 @@ def _check_resume(c: _Check, b: Backend, draft: Case, fresh: Case, present: np.n
     original = draft.inputs.get("past_state")
     following = token_spans(case, (drafted, total))
     if accepted:
-        past = oracles.next_past_state(present, original, drafted, accepted)
-        assert past is not None, "an acceptance of at least one token selects a slot"
-        following = following.with_inputs(past_state=past.astype(case.dtype))
+        resumed_from = oracles.next_past_state(present, original, drafted, accepted)
+        assert resumed_from is not None  # accepting a token selects a slot
+        following = following.with_inputs(past_state=resumed_from.astype(case.dtype))
     resumed, again = c.run(b, following), c.run(b, fresh)
     if resumed is None or again is None:
         return
     answer = c.exact(fresh)
-    exact: Exact | Blocks = answer.reseeded_at(accepted, case.dtype) if accepted else answer
+    exact: Any = answer.reseeded_at(accepted, case.dtype) if accepted else answer
     labels = (f"{b.name} resumed a={accepted}", f"{b.name} fresh")
-    compare = functools.partial(c.compare, exact=exact, labels=labels, backends=(b.name,),
-                                tokens=accepted + total - drafted, reseeded=case.dtype if accepted else None,
-                                detail=":accepted" if accepted else ":zero")
-    compare(resumed[0], again[0][:, accepted:], tensor="output", rows=slice(accepted, None))
-    represented = (np.arange(window) >= window - (total - drafted)).reshape(-1, 1, 1, 1, 1)
-    compare(resumed[1], again[1], tensor="present_state", mask=represented)
+    shared = {"exact": exact, "labels": labels, "backends": (b.name,), "tokens": accepted + total - drafted,
+              "reseeded": case.dtype if accepted else None, "detail": ":accepted" if accepted else ":zero"}
+    c.compare(resumed[0], c.along_sequence(again[0], slice(accepted, None)), tensor="output",
+              rows=slice(accepted, None), **shared)
+    represented = c.slots(np.arange(window) >= window - (total - drafted))
+    c.compare(resumed[1], again[1], tensor="present_state", mask=represented, **shared)
 
 
 def check_select_resume(case: Case, backends: Sequence[Backend]) -> CheckResult:
@@ -367,7 +384,7 @@ def check_aliasing(case: Case, backends: Sequence[Backend]) -> CheckResult:
 
 def _passes_through(case: Case, result: Result) -> bool:
     """Whether a ``T = 0`` answer is the allowed pass-through: empty output, state = past (or zeros)."""
-    dims = validate(**case.kwargs(), allow_empty_sequence=True)
+    dims = case.op.validate(**case.kwargs(), allow_empty_sequence=True)
     output, state = result
     past = case.inputs.get("past_state")
     allowed = [np.zeros(dims.state_shape)] + ([past] if past is not None else [])
@@ -382,6 +399,8 @@ def check_error_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
     rejected: dict[str, str] = {}
     accepted: list[str] = []
     for b in backends:
+        if not c.runs_op(b):
+            continue
         try:
             result = b.run(case)
         except Rejected as err:
@@ -404,26 +423,41 @@ def check_error_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
     return c.result
 
 
+def _chain_cases(t: OpTesting, limits: Any) -> st.SearchStrategy[Case]:
+    if t.chain_cases is None:
+        raise ValueError(f"device-chain has no cases of {t.op.name}")
+    return t.chain_cases(limits)
+
+
+def _of_limits(strategy: Callable[[OpTesting, Any], st.SearchStrategy[Case]]
+               ) -> Callable[[Any], st.SearchStrategy[Case]]:
+    """A property's strategy: ``strategy(op testing, limits)`` for the op whose limits a unit draws from."""
+    return lambda limits: strategy(for_limits(limits), limits)
+
+
 PROPERTIES: dict[str, Property] = {
     p.name: p for p in (
         Property("backends-agree", "every pair of backends agrees on output and every state slot",
-                 lambda limits: cases(limits), check_backends_agree),
+                 _of_limits(lambda t, limits: t.cases(limits)), check_backends_agree),
         Property("output-parity", "output at W > 0 equals output at W = 0 on each backend",
-                 lambda limits: cases(limits, min_window=1), check_output_parity),
+                 _of_limits(lambda t, limits: t.cases(limits, min_window=1)), check_output_parity),
         Property("prefix-oracle", "every slot equals a separately evaluated prefix (W = 0 oracle runs)",
-                 lambda limits: cases(limits, min_window=1), check_prefix_oracle),
+                 _of_limits(lambda t, limits: t.cases(limits, min_window=1)), check_prefix_oracle),
         Property("poison-invariance", "NaN/Inf/huge/garbage in past slots 0..W-2 changes no output bit",
-                 poisoned_cases, check_poison_invariance),
+                 _of_limits(OpTesting.poisoned_cases), check_poison_invariance),
         Property("leading-zeros", "with T < W the leading W - T slots are exactly zero",
-                 short_cases, check_leading_zeros),
+                 _of_limits(OpTesting.short_cases), check_leading_zeros),
         Property("select-resume", "resuming from a selected slot equals a fresh run over the accepted prefix; "
-                 "a zero-token acceptance keeps the original past state", resume_cases, check_select_resume),
+                 "a zero-token acceptance keeps the original past state",
+                 _of_limits(lambda t, limits: t.resume_cases(limits)), check_select_resume),
         Property("device-chain", "a chain of calls resumed on the device (slot rebound or copied on the GPU) "
-                 "equals the oracle's chain, call by call and slot by slot", chain_cases, check_device_chain),
+                 "equals the oracle's chain, call by call and slot by slot",
+                 _of_limits(_chain_cases), check_device_chain, ops=(LINEAR_ATTENTION.name,)),
         Property("aliasing", "aliased past/present state binding gives the bits of separate buffers",
-                 lambda limits: cases(limits, aliased=True), check_aliasing),
+                 _of_limits(lambda t, limits: t.cases(limits, aliased=True)), check_aliasing),
         Property("error-parity", "every backend rejects each broken rule with a message, never returns values "
-                 "or crashes", invalid_cases, check_error_parity, invalid_input=True),
+                 "or crashes", _of_limits(lambda t, limits: t.invalid_cases(limits)), check_error_parity,
+                 invalid_input=True),
     )
 }
 """Every property, in a fixed order."""

@@ -18,15 +18,16 @@ demands an out-of-range answer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from hypothesis import strategies as st
 
-from fuzz.engine.case import POISON_KINDS, Case
 from fuzz.engine.tolerance import exact_answer
+from fuzz.model.case import POISON_KINDS, Case
 from oracles.rollback import represented_acceptances
 from oracles.validation import DELTA_RULES, GATED_RULES, MAX_STATE_WINDOW, UPDATE_RULES
 
@@ -231,8 +232,15 @@ def windows(limits: Limits, min_window: int = 0) -> st.SearchStrategy[int]:
     return st.integers(min_window, limits.max_window)
 
 
+class SequenceCaps(Protocol):
+    """The ``T`` range of any op's limits (``Limits``, ``ConvLimits``)."""
+
+    min_seq_len: int
+    max_seq_len: int
+
+
 @lru_cache(maxsize=STRATEGY_CACHE)
-def seq_lens(limits: Limits, window: int) -> st.SearchStrategy[int]:
+def seq_lens(limits: SequenceCaps, window: int) -> st.SearchStrategy[int]:
     """``T >= 1``, boosting the window boundaries ``T = W`` and ``T = W - 1`` (T < W)."""
     edges = sorted({t for t in (window, window - 1) if limits.min_seq_len <= t <= limits.max_seq_len})
     anywhere = st.integers(limits.min_seq_len, limits.max_seq_len)
@@ -316,8 +324,8 @@ def numerics() -> st.SearchStrategy[Numerics]:
     )
 
 
-def _values(rng: np.random.Generator, shape: tuple[int, ...], magnitude: str, dtype: np.dtype) -> np.ndarray:
-    """Float64 values in one magnitude regime (to be cast to ``dtype``)."""
+def values(rng: np.random.Generator, shape: tuple[int, ...], magnitude: str, dtype: np.dtype) -> np.ndarray:
+    """Float64 values in one magnitude regime (``MAGNITUDES``), to be cast to ``dtype``."""
     half = dtype == np.float16
     if magnitude == "small-int":
         return rng.integers(-2, 3, shape).astype(np.float64)
@@ -360,7 +368,7 @@ def _betas(rng: np.random.Generator, shape: tuple[int, ...], regime: str) -> np.
 
 
 def _keys(rng: np.random.Generator, shape: Shape, layout: Layout, num: Numerics, dtype: np.dtype) -> np.ndarray:
-    k = _values(rng, (shape.batch, shape.seq_len, shape.key_heads, shape.d_k), num.magnitude, dtype)
+    k = values(rng, (shape.batch, shape.seq_len, shape.key_heads, shape.d_k), num.magnitude, dtype)
     norm = np.linalg.norm(k, axis=-1, keepdims=True)
     if num.keys == "normalised":
         k = np.where(norm > 0, k / np.where(norm > 0, norm, 1.0), k)
@@ -376,7 +384,12 @@ def _overflow_shift(arrays: dict[str, np.ndarray], attrs: dict[str, Any], dtype:
     every state and output by ``2^s`` exactly. (The oracle's answer is remembered: the checks of an
     unshifted case reuse it.)
     """
-    peak = exact_answer(arrays, attrs).peak
+    return shift_to_fit(exact_answer(arrays, attrs).peak, dtype)
+
+
+def shift_to_fit(peak: float, dtype: np.dtype) -> int:
+    """The power of two by which results as large as ``peak`` must shrink to stay below
+    ``finfo(dtype).max / OVERFLOW_HEADROOM``."""
     limit = float(np.finfo(dtype).max) / OVERFLOW_HEADROOM
     return max(0, int(np.ceil(np.log2(peak / limit)))) if peak > limit else 0
 
@@ -388,13 +401,13 @@ def build_case(shape: Shape, layout: Layout, num: Numerics, *, aliased: bool = F
     dtype = np.dtype(layout.dtype)
     b, t, h_kv = shape.batch, shape.seq_len, shape.kv_heads
     arrays: dict[str, np.ndarray] = {
-        "query": _values(rng, (b, t, shape.q_heads * shape.d_k), num.magnitude, dtype),
+        "query": values(rng, (b, t, shape.q_heads * shape.d_k), num.magnitude, dtype),
         "key": _keys(rng, shape, layout, num, dtype),
-        "value": _values(rng, (b, t, h_kv * shape.d_v), num.magnitude, dtype),
+        "value": values(rng, (b, t, h_kv * shape.d_v), num.magnitude, dtype),
     }
     if layout.has_past:
         slot = (b, h_kv, shape.d_k, shape.d_v)
-        arrays["past_state"] = _values(
+        arrays["past_state"] = values(
             rng, (shape.state_window, *slot) if shape.state_window else slot, num.magnitude, dtype)
     if layout.decay_per_row is not None:
         arrays["decay"] = _decays(rng, (b, t, h_kv * (shape.d_k if layout.decay_per_row else 1)), num.decay)
@@ -419,42 +432,37 @@ def build_case(shape: Shape, layout: Layout, num: Numerics, *, aliased: bool = F
 
 # ---- cases ------------------------------------------------------------------------------------
 
-@st.composite
-def cases(
-    draw: st.DrawFn,
-    limits: Limits,
-    *,
-    min_window: int = 0,
-    has_past: bool | None = None,
-    aliased: bool = False,
-) -> Case:
-    """A valid case reaching every axis of docs/spec.md §1-2 under ``limits``.
+CasesFn = Callable[..., st.SearchStrategy[Case]]
+"""An op's strategy for valid cases (``cases``, ``fuzz.engine.conv_strategies.conv_cases``)."""
 
-    ``min_window`` raises the smallest ``W``; ``has_past`` forces the past state present or absent;
-    ``aliased`` binds past and present state to one buffer (implies a past state).
+
+def valid_cases(shapes_of: Callable[..., st.SearchStrategy[Any]], windows_of: Callable[..., st.SearchStrategy[int]],
+                layouts_of: Callable[..., st.SearchStrategy[Any]], build: Callable[..., Case]) -> CasesFn:
+    """An op's strategy for valid cases from its three layers: sizes (``shapes_of(limits, state_window=,
+    seq_len=)``), what is not a size or a value (``layouts_of(limits, has_past=)``) and the numerics, realised
+    by ``build(shape, layout, numerics, aliased=, notes=)``; in that order, so failures shrink layer by layer.
+
+    The strategy is ``cases(limits, *, min_window=0, has_past=None, aliased=False, state_window=None,
+    seq_len=None, notes=None)``: ``min_window`` raises the smallest ``W`` (``state_window`` replaces the window
+    strategy outright); ``seq_len`` replaces the ``T`` strategy; ``has_past`` forces the past state present or
+    absent; ``aliased`` binds past and present state to one buffer (implies a past state).
     """
-    shape = draw(shapes(limits, state_window=windows(limits, min_window)))
-    layout = draw(layouts(limits, has_past=True if aliased else has_past))
-    return build_case(shape, layout, draw(numerics()), aliased=aliased)
+
+    @st.composite
+    def drawn(draw: st.DrawFn, limits: Any, *, min_window: int = 0, has_past: bool | None = None,
+              aliased: bool = False, state_window: st.SearchStrategy[int] | None = None,
+              seq_len: st.SearchStrategy[int] | None = None, notes: dict[str, Any] | None = None) -> Case:
+        windowed = state_window if state_window is not None else windows_of(limits, min_window)
+        shape = draw(shapes_of(limits, state_window=windowed, seq_len=seq_len))
+        layout = draw(layouts_of(limits, has_past=True if aliased else has_past))
+        return build(shape, layout, draw(numerics()), aliased=aliased, notes=notes)
+
+    return drawn
 
 
-@st.composite
-def short_cases(draw: st.DrawFn, limits: Limits) -> Case:
-    """``T < W`` with a past state: the leading ``W - T`` slots must come out exactly zero."""
-    if limits.max_window < 2:
-        raise ValueError("short_cases: needs Limits.max_window >= 2")
-    w = draw(windows(limits, 2))
-    shape = draw(shapes(limits, state_window=st.just(w), seq_len=st.integers(1, min(w - 1, limits.max_seq_len))))
-    layout = draw(layouts(limits, has_past=True))
-    case = build_case(shape, layout, draw(numerics()))
-    return draw(st.sampled_from([None, *POISON_KINDS]).map(lambda kind: poisoned(case, kind)))
-
-
-@st.composite
-def poisoned_cases(draw: st.DrawFn, limits: Limits) -> Case:
-    """``W >= 2`` with a past state whose slots ``0..W-2`` hold NaN, Inf, huge values or garbage bits."""
-    case = draw(cases(limits, min_window=2, has_past=True))
-    return poisoned(case, draw(one_of_values(POISON_KINDS)))
+cases = valid_cases(shapes, windows, layouts, build_case)
+"""A valid LinearAttention case reaching every axis of docs/spec.md §1-2 under ``limits``
+(``valid_cases``'s keywords)."""
 
 
 @st.composite

@@ -53,8 +53,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -196,35 +198,49 @@ ANSWERS_KEPT = 8
 """Exact answers remembered by ``exact_answer`` (a case is answered when it is drawn, for its overflow
 check, and again by every check of it: the oracle runs once)."""
 
-_ANSWERS: OrderedDict[bytes, Exact] = OrderedDict()
+_ANSWERS: OrderedDict[bytes, Any] = OrderedDict()
+
+Answer = TypeVar("Answer")
 
 
-def _call_digest(dims: Dims, inputs: dict[str, np.ndarray], seed: np.ndarray) -> bytes:
-    """A digest of everything the oracle's answer depends on: the attributes, the token inputs and the
-    seed (the past state enters only as slot ``W - 1``, so slots a poisoned case changes do not count)."""
-    digest = hashlib.blake2b(repr(dims).encode(), digest_size=20)
-    for name, array in (*((n, inputs.get(n)) for n in ("query", "key", "value", "decay", "beta")), ("seed", seed)):
+def remembered(digest: bytes, compute: Callable[[], Answer]) -> Answer:
+    """The answer remembered under ``digest`` (a digest of everything it depends on, the op included), or
+    ``compute()``'s, remembered among the last ``ANSWERS_KEPT`` of any op."""
+    if digest in _ANSWERS:
+        _ANSWERS.move_to_end(digest)
+        return _ANSWERS[digest]
+    answer = compute()
+    _ANSWERS[digest] = answer
+    if len(_ANSWERS) > ANSWERS_KEPT:
+        _ANSWERS.popitem(last=False)
+    return answer
+
+
+def array_digest(head: str, arrays: Iterable[tuple[str, np.ndarray | None]]) -> bytes:
+    """A digest of ``head`` (the op and its validated sizes) and of named arrays: names, shapes, dtypes, bytes."""
+    digest = hashlib.blake2b(head.encode(), digest_size=20)
+    for name, array in arrays:
         if array is not None:
             digest.update(f"{name}{array.shape}{array.dtype.str}".encode())
             digest.update(np.ascontiguousarray(array).data)
     return digest.digest()
 
 
+def _call_digest(dims: Dims, inputs: dict[str, np.ndarray], seed: np.ndarray) -> bytes:
+    """A digest of everything the oracle's answer depends on: the attributes, the token inputs and the
+    seed (the past state enters only as slot ``W - 1``, so slots a poisoned case changes do not count)."""
+    tokens = ((n, inputs.get(n)) for n in ("query", "key", "value", "decay", "beta"))
+    return array_digest(repr(dims), (*tokens, ("seed", seed)))
+
+
 def exact_answer(inputs: dict[str, np.ndarray], attrs: dict) -> Exact:
     """Run the float64 oracle on one valid call and derive the magnitudes of its tolerances.
 
     The last ``ANSWERS_KEPT`` answers are remembered by content; their arrays are read-only."""
-    dims = validate(**inputs, **attrs, allow_empty_sequence=False)
+    call: dict[str, Any] = {**inputs, **attrs}
+    dims = validate(**call, allow_empty_sequence=False)
     seed = seed_state(dims, inputs.get("past_state"))
-    digest = _call_digest(dims, inputs, seed)
-    if digest in _ANSWERS:
-        _ANSWERS.move_to_end(digest)
-        return _ANSWERS[digest]
-    answer = _answer(dims, inputs, seed)
-    _ANSWERS[digest] = answer
-    if len(_ANSWERS) > ANSWERS_KEPT:
-        _ANSWERS.popitem(last=False)
-    return answer
+    return remembered(_call_digest(dims, inputs, seed), lambda: _answer(dims, inputs, seed))
 
 
 def _answer(dims: Dims, inputs: dict[str, np.ndarray], seed: np.ndarray) -> Exact:
@@ -262,7 +278,8 @@ class Budget:
         """Per-element tolerance: the sum over the sides of rounding + accumulation + underflow (+ reseed)."""
         absolute = np.where(np.isfinite(exact), np.abs(exact), 0.0)
         total = np.zeros_like(absolute)
-        for storage in self.storages:
+        for side in self.storages:
+            storage = np.dtype(side)
             stored = np.minimum(absolute, np.finfo(storage).max).astype(storage)
             total += 0.5 * np.spacing(stored).astype(np.float64)
             compute = COMPUTE_DTYPE[storage]
@@ -275,7 +292,8 @@ class Budget:
     def describe(self) -> str:
         reseed = f" + eps({np.dtype(self.reseeded).name})*block (reseeded)" if self.reseeded is not None else ""
         sides = " + ".join(
-            f"[{np.dtype(s).name}: half-ulp + {ACCUMULATION_FACTOR:g}*{self.depth}*eps({COMPUTE_DTYPE[s].name})"
+            f"[{np.dtype(s).name}: half-ulp + {ACCUMULATION_FACTOR:g}*{self.depth}*"
+            f"eps({COMPUTE_DTYPE[np.dtype(s)].name})"
             f"*(|exact|+block) + underflow{reseed}]"
             for s in self.storages
         )

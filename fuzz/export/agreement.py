@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fuzz.backends import Backend, BackendError, Crashed, Rejected, TimedOut, Unsupported
-from fuzz.engine.case import Case
 from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle
 from fuzz.export.plan import Expectation
+from fuzz.model.case import Case
 
 REFERENCE = "oracle"
 """The float64 NumPy oracle: the reference itself on a valid case."""
@@ -76,5 +76,6 @@ def opinion(backend: Backend, case: Case, expectation: Expectation, expected: di
 def opinions(
     backends: Iterable[Backend], case: Case, expectation: Expectation, expected: dict[str, np.ndarray], *, at_fault: str
 ) -> list[Opinion]:
-    """The opinion of every backend but ``at_fault``, in the given order."""
-    return [opinion(b, case, expectation, expected) for b in backends if b.name != at_fault]
+    """The opinion of every backend of the case's op but ``at_fault``, in the given order."""
+    return [opinion(b, case, expectation, expected) for b in backends
+            if b.name != at_fault and case.op.name in b.capabilities().ops]

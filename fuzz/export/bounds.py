@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fuzz.engine.case import Case
-from fuzz.engine.tolerance import ACCUMULATION_FACTOR, COMPUTE_DTYPE, Budget, eps, exact_answer
+from fuzz.engine.op_testing import exact_for, for_op
+from fuzz.engine.tolerance import ACCUMULATION_FACTOR, COMPUTE_DTYPE, Budget, eps
+from fuzz.model.case import Case
 
 
 @dataclass(frozen=True)
@@ -30,12 +31,12 @@ class Bound:
 def uniform_bounds(case: Case, expected: dict[str, np.ndarray]) -> dict[str, Bound]:
     """One ``Bound`` per output of a valid ``case``, from ``expected`` (the rounded float64 answer)."""
     dims = case.dims()
-    depth = dims.seq_len + dims.d_k
-    budget = Budget((case.dtype,), depth)
-    exact = exact_answer(case.inputs, case.attrs)
-    rtol = ACCUMULATION_FACTOR * depth * eps(COMPUTE_DTYPE[case.dtype]) + eps(case.dtype)
+    exact = exact_for(case)
     bounds = {}
     for name, rounded in expected.items():
+        depth = for_op(case.op).depth(dims, name, None)
+        budget = Budget((case.dtype,), depth)
+        rtol = ACCUMULATION_FACTOR * depth * eps(COMPUTE_DTYPE[case.dtype]) + eps(case.dtype)
         values, block = exact.part(name)
         reference = np.abs(rounded.astype(np.float64))
         model = budget.tolerance(values, block) + 0.5 * np.spacing(np.abs(rounded)).astype(np.float64)
@@ -47,11 +48,13 @@ def uniform_bounds(case: Case, expected: dict[str, np.ndarray]) -> dict[str, Bou
 def derivation(case: Case) -> str:
     """The comment repro.py carries above its tolerances: where the numbers come from."""
     dims = case.dims()
-    depth = dims.seq_len + dims.d_k
+    depth = for_op(case.op).depth(dims, "output", None)
     compute = COMPUTE_DTYPE[case.dtype].name
+    what = f"T + d_k = {depth}" if case.op.name == "LinearAttention" else \
+        f"kernel taps + 2 = {depth} for output, 0 for present_state (a copy)"
     return (
         f"From lafuzz's tolerance model (fuzz/engine/tolerance.py: Budget of one {case.dtype} result against the "
-        f"float64 answer, depth = T + d_k = {depth}): per element half an ulp + {ACCUMULATION_FACTOR:g}*depth*"
+        f"float64 answer, depth = {what}): per element half an ulp + {ACCUMULATION_FACTOR:g}*depth*"
         f"eps({compute})*(|exact| + block) + underflow, plus half an ulp for rounding the reference to "
         f"{case.dtype}; written as atol + rtol*|expected| with rtol = {ACCUMULATION_FACTOR:g}*depth*eps({compute}) "
         f"+ eps({case.dtype}) and atol the largest remainder over the tensor, so it contains the model's bound at "

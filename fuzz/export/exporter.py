@@ -21,13 +21,13 @@ from pathlib import Path
 from fuzz import atomic
 from fuzz.backends import Backend
 from fuzz.corpus.entry import Entry
-from fuzz.engine.case import Case
 from fuzz.export.agreement import opinions
 from fuzz.export.bounds import Bound, uniform_bounds
 from fuzz.export.issue import Transcript, issue_markdown, title
 from fuzz.export.onnx_files import reference_outputs, write_model, write_test_data
 from fuzz.export.plan import Expectation, ExportError, ort_backends, plan
 from fuzz.export.render import render_repro
+from fuzz.model.case import Case
 
 REPRO = "repro.py"
 JS_FILES = Path(__file__).with_name("js")

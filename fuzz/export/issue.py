@@ -14,13 +14,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from fuzz.corpus.entry import Entry
-from fuzz.engine.case import ATTRIBUTE_DEFAULTS, Case
 from fuzz.export.agreement import Opinion
 from fuzz.export.bounds import Bound
-from fuzz.export.onnx_files import CHECKER_NOTE, OUTPUT_NAMES, TEST_DATA
+from fuzz.export.onnx_files import OUTPUT_NAMES, TEST_DATA, checker_note
 from fuzz.export.plan import Expectation, ReproPlan
 from fuzz.findings import Kind
-from oracles.validation import INPUT_NAMES, ValidationError, validate
+from fuzz.model.case import Case
+from fuzz.model.ops import LINEAR_ATTENTION
+from oracles.validation import ValidationError
 
 PROBLEMS = {
     Kind.MISMATCH: "returns wrong results",
@@ -30,7 +31,6 @@ PROBLEMS = {
     Kind.REJECTED_VALID: "refuses valid input",
     Kind.UNCLEAR_ERROR: "refuses input without a message",
 }
-ATTRIBUTES = ("q_num_heads", "kv_num_heads", "update_rule", "scale", "chunk_size", "state_window")
 INLINE_VALUES = 8
 """Arrays with at most this many elements have their values written in the report."""
 EXPECTED_BEHAVIOUR = {
@@ -62,7 +62,7 @@ class Transcript:
 def title(entry: Entry, plan: ReproPlan) -> str:
     """The report's title without the case (the EP, the operator and what goes wrong)."""
     problem = PROBLEMS.get(entry.finding.kind, str(entry.finding.kind))
-    return f"{plan.provider}: com.microsoft LinearAttention {problem}"
+    return f"{plan.provider}: com.microsoft {entry.finding.case.op.name} {problem}"
 
 
 def _what(entry: Entry) -> str:
@@ -87,20 +87,26 @@ def _environment(entry: Entry, plan: ReproPlan, transcript: Transcript | None) -
 
 def _attribute_rows(case: Case) -> list[str]:
     rows = ["| attribute | value |", "|---|---|"]
-    for name in ATTRIBUTES:
+    defaults = case.op.attribute_defaults
+    for name in case.op.attribute_names:
         if name in case.attrs:
             rows.append(f"| `{name}` | `{case.attrs[name]!r}` |")
-        elif name in ATTRIBUTE_DEFAULTS:
-            rows.append(f"| `{name}` | absent (default `{ATTRIBUTE_DEFAULTS[name]!r}`) |")
+        elif name in defaults:
+            rows.append(f"| `{name}` | absent (default `{defaults[name]!r}`) |")
     return rows
 
 
 def _layouts(case: Case) -> dict[str, str]:
     """Each input's layout in the schema's terms, where the sizes add up."""
     try:
-        dims = validate(**case.kwargs(), allow_empty_sequence=True)
+        dims = case.op.validate(**case.kwargs(), allow_empty_sequence=True)
     except ValidationError:
         return {}
+    if case.op is not LINEAR_ATTENTION:
+        slot = "(B, L, d_1, ..., d_n)" if dims.channels_last else "(B, C, spatial..., L)"
+        return {"input": "(B, T, d_1, ..., d_n)" if dims.channels_last else "(B, C, spatial..., T)",
+                "weight": "(C, 1, k_1, ..., k_ndim)", "bias": "(C,)",
+                "past_state": f"(W, {slot[1:]}" if dims.state_window else slot}
     state = "(W, B, H_kv, d_k, d_v)" if dims.state_window else "(B, H_kv, d_k, d_v)"
     return {
         "query": "(B, T, H_q*d_k)",
@@ -115,7 +121,7 @@ def _layouts(case: Case) -> dict[str, str]:
 def _input_rows(case: Case) -> list[str]:
     layouts = _layouts(case)
     rows = ["| input | shape | type | layout | values |", "|---|---|---|---|---|"]
-    for name in INPUT_NAMES:
+    for name in case.op.input_names:
         array = case.inputs.get(name)
         if array is None:
             rows.append(f"| `{name}` | omitted | | {'zeros' if name == 'past_state' else ''} | |")
@@ -129,6 +135,10 @@ def _sizes(case: Case, plan: ReproPlan) -> str:
     if plan.broken_rule:
         return f"The case breaks a rule of the operator: {plan.broken_rule}."
     d = case.dims()
+    if case.op is not LINEAR_ATTENTION:
+        spatial = f", spatial sizes {d.spatial}" if d.spatial else ""
+        return (f"Sizes: B={d.batch}, T={d.seq_len}, C={d.channels}{spatial}, kernel {d.kernel}, "
+                f"dilation {d.dilation}, state length L=(k-1)*dilation={d.state_length}, W={d.state_window}.")
     return (
         f"Sizes: B={d.batch}, T={d.seq_len}, H_q={d.q_heads}, H_kv={d.kv_heads}, n_k={d.key_heads}, "
         f"d_k={d.d_k}, d_v={d.d_v}, W={d.state_window}, effective scale={d.scale:.6g}."
@@ -201,8 +211,8 @@ def issue_markdown(
         "",
         "## Minimal case",
         "",
-        "One `com.microsoft` `LinearAttention` node (domain version 1) in `model.onnx` (ai.onnx opset 21, IR 10), "
-        f"inputs in `{TEST_DATA}/input_N.pb` (graph order; omitted inputs have no file). {CHECKER_NOTE}",
+        f"One `com.microsoft` `{case.op.name}` node (domain version 1) in `model.onnx` (ai.onnx opset 21, IR 10), "
+        f"inputs in `{TEST_DATA}/input_N.pb` (graph order; omitted inputs have no file). {checker_note(case.op)}",
         "",
         *_attribute_rows(case),
         "",

@@ -17,8 +17,8 @@ from fuzz.backends.base import Unavailable
 from fuzz.backends.ort_session import OrtBackend
 from fuzz.backends.registry import backend_class, check_recorded
 from fuzz.corpus.entry import Entry
-from fuzz.engine.case import Case
-from oracles.validation import ValidationError, validate
+from fuzz.model.case import Case
+from oracles.validation import ValidationError
 
 SINGLE_CALL_PROPERTIES = ("backends-agree", "error-parity", "prefix-oracle", "leading-zeros")
 """Properties whose failure is one call's results (or refusal, or crash) against the contract."""
@@ -55,7 +55,7 @@ def expectation_of(case: Case) -> tuple[Expectation, str]:
         case.dims()
     except ValidationError as err:
         try:
-            validate(**case.kwargs(), allow_empty_sequence=True)
+            case.op.validate(**case.kwargs(), allow_empty_sequence=True)
         except ValidationError:
             return Expectation.REJECTION, str(err)
         return Expectation.REJECTION_OR_PASS_THROUGH, str(err)

@@ -1,6 +1,6 @@
 """Reproduce a defect of ONNX Runtime's com.microsoft LinearAttention (the template of `lafuzz export`).
 
-Loads model.onnx (one LinearAttention node) and the inputs in test_data_set_0/, runs them on one
+Loads model.onnx (one node of the op) and the inputs in test_data_set_0/, runs them on one
 execution provider with the CPU fallback disabled, and checks EXPECTATION:
 
   outputs                    output and present_state agree with test_data_set_0/output_*.pb (a float64
@@ -32,6 +32,7 @@ EP = "WebGpuExecutionProvider"
 EXPECTATION = "outputs"
 CASE = "rule=linear W=0 B=1 T=1 Hq=1 Hkv=1 nk=1 dk=1 dv=1 float32 no-past"
 D_V = 1
+AXES: dict[str, list[str]] = {}
 TOLERANCE = {"output": (0.0, 0.0), "present_state": (0.0, 0.0)}
 # --- end of the case ---
 
@@ -195,7 +196,10 @@ def run_isolated(
 
 
 def locate(name: str, index: tuple[int, ...]) -> str:
-    """An element of ``output`` or ``present_state`` in the operator's terms."""
+    """An element of ``output`` or ``present_state`` in the operator's terms (``AXES`` names each axis; without
+    them, a LinearAttention element, its heads ``D_V`` values wide)."""
+    if name in AXES:
+        return ", ".join(f"{axis} {i}" for axis, i in zip(AXES[name], index, strict=True))
     if name == "output":
         batch, token, column = index
         return f"batch {batch}, token {token}, head {column // D_V}, value col {column % D_V}"

@@ -29,10 +29,10 @@ from fuzz.campaign.unit import UnitBody, failure_finding, hypothesis_test
 from fuzz.campaign.worker import plan_for
 from fuzz.corpus.known_issues import KNOWN_ISSUES
 from fuzz.engine import properties
-from fuzz.engine.case import Case
 from fuzz.engine.properties import resolve_property
 from fuzz.export.exporter import export_upstream
 from fuzz.findings import Finding, PropertyFailure
+from fuzz.model.case import Case
 from fuzz.pytest_plugin.options import PlanOptions
 from fuzz.pytest_plugin.pool import BackendPool
 

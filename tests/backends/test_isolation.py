@@ -14,7 +14,7 @@ import pytest
 from fuzz.backends import Crashed, Lost, Rejected, TimedOut, Unavailable, create
 from fuzz.backends.base import Backend, Capabilities
 from fuzz.backends.isolation import IsolatedBackend, WorkerError
-from fuzz.engine.case import Case
+from fuzz.model.case import Case
 
 
 class MisbehavingBackend(Backend):

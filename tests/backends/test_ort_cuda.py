@@ -67,3 +67,39 @@ def test_large_heads_are_refused_as_documented():
 def test_large_heads_issue_covers_only_states_beyond_shared_memory(d, known):
     case = fixed_case("delta", window=2, seq_len=1, d=d)
     assert (Classifier().affecting("ort-cuda", case) is not None) == known
+
+
+def _conv_cases(window: int) -> list:
+    """Drawn CausalConvWithState cases with this window: both layouts, dilations, activations, float32 and float16."""
+    from dataclasses import replace
+
+    from hypothesis import HealthCheck, given, settings
+
+    from fuzz.engine.conv_strategies import ConvLimits
+    from fuzz.engine.op_testing import CAUSAL_CONV_TESTING
+
+    limits = replace(ConvLimits.ci(), ndims=(1,), max_window=window)
+    drawn = []
+
+    @settings(max_examples=30, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(CAUSAL_CONV_TESTING.cases(limits, min_window=window))
+    def collect(case) -> None:
+        drawn.append(case)
+
+    collect()
+    return drawn
+
+
+@pytest.mark.parametrize("window", [1, 4, 8])
+def test_conv_native_window_agrees_with_oracle(window):
+    """The CUDA EP runs CausalConvWithState's window itself (no prefix mode): every slot agrees with the oracle,
+    and a second call of W positions, seeded on the device from the first call's window, ends where one call ends."""
+    backend = _cuda()
+    assert "CausalConvWithState" in backend.capabilities().ops
+    for case in _conv_cases(window):
+        backend.session(case)  # a W > 0 model is taken, not refused for prefix mode
+        assert_agrees_with_oracle(case, backend.run(case), label="ort-cuda")
+        if case.seq_len > window:
+            split = case.seq_len - window
+            assert_agrees_with_oracle(case, backend.run_continued(case, split), label="ort-cuda continued",
+                                      resumed_at=split)

@@ -19,8 +19,8 @@ from fuzz import cli
 from fuzz.backends.oracle import OracleBackend
 from fuzz.corpus import entry as corpus
 from fuzz.corpus import replay
-from fuzz.engine.case import Case
 from fuzz.findings import Finding, Kind
+from fuzz.model.case import Case
 
 GOOD = Path(__file__).resolve().parents[2] / "corpus" / "backends-agree" / "00d86dda26a3e9f8"
 """A real, unmarked CUDA reference entry (``arrays.npz`` form) that the oracle agrees with."""

@@ -16,6 +16,7 @@ import pytest
 from fuzz.corpus import entry as corpus
 from fuzz.corpus.replay import NOW_FIXED, REGRESSION, SKIPPED, STILL_FAILING, replay_entry
 from fuzz.engine.properties import PROPERTIES
+from fuzz.findings import Kind
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 ENTRIES = list(corpus.entry_dirs(CORPUS))
@@ -44,8 +45,8 @@ def _ci_backends(entry: corpus.Entry, number: int, available: dict) -> dict:
 def test_replay_entry(number, available, backend):
     entry = corpus.read_entry(ENTRIES[number])
     chosen = _ci_backends(entry, number, available)
-    if PROPERTIES[entry.finding.property].invalid_input:  # the corpus holds cases that crash a backend
-        chosen = {name: backend(name, isolate=True) for name in chosen}
+    if PROPERTIES[entry.finding.property].invalid_input or entry.finding.kind in (Kind.CRASH, Kind.TIMEOUT):
+        chosen = {name: backend(name, isolate=True) for name in chosen}  # the corpus holds cases that crash one
     verdicts = replay_entry(entry, chosen)
     lines = "\n".join(v.line() for v in verdicts)
     assert not [v for v in verdicts if v.verdict in (REGRESSION, NOW_FIXED)], lines

@@ -16,9 +16,10 @@ from fuzz.backends import Backend, Capabilities, ChainCall
 from fuzz.campaign import profiles
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import run_unit
-from fuzz.engine.case import Case
-from fuzz.engine.chains import MAX_CALLS, Chain, chain_cases
+from fuzz.engine.chains import MAX_CALLS, chain_cases
 from fuzz.engine.strategies import Limits
+from fuzz.model.case import Case
+from fuzz.model.chain import Chain
 from oracles.rollback import represented_acceptances
 
 PATH_EXAMPLES = 60

@@ -20,9 +20,9 @@ from fuzz.backends import Backend
 from fuzz.campaign import swarm
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import run_unit
-from fuzz.engine.case import Case
 from fuzz.engine.strategies import Limits
 from fuzz.findings import Kind
+from fuzz.model.case import Case
 from kernels.options import WIDE_ROW_GROUPS
 from kernels.shader import CHUNK_SIZE, KernelSpec
 

@@ -22,10 +22,10 @@ from fuzz.backends import Backend, Capabilities, Crashed, Rejected, create
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import UnitResult, run_unit
 from fuzz.corpus.entry import read_entry
-from fuzz.engine.case import Case
 from fuzz.engine.properties import PROPERTIES
 from fuzz.engine.strategies import Limits
 from fuzz.findings import PropertyFailure
+from fuzz.model.case import Case
 from oracles.recurrence import run_recurrence, seed_state
 from oracles.validation import GATED_RULES
 

@@ -8,14 +8,14 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 from hypothesis import find, given, settings
-from hypothesis import strategies as st
+from support.sampling import sample
 
 import oracles
 from fuzz.campaign import profiles
 from fuzz.campaign.coverage import buckets
 from fuzz.corpus.entry import Entry, from_bytes, read_entry, to_bytes, write_entry
 from fuzz.engine.bad_inputs import BREAKERS, RULES, break_case, invalid_cases
-from fuzz.engine.case import POISON_KINDS, Case
+from fuzz.engine.op_testing import LINEAR_ATTENTION_TESTING
 from fuzz.engine.strategies import (
     Layout,
     Limits,
@@ -27,35 +27,23 @@ from fuzz.engine.strategies import (
     layouts,
     numerics,
     one_of_values,
-    poisoned_cases,
     resume_cases,
     shapes,
-    short_cases,
     with_clean_past,
 )
 from fuzz.findings import Finding, Kind
+from fuzz.model.case import POISON_KINDS, Case
 from oracles.validation import ValidationError
 
 CI = profiles.get("ci")
 LIMITS = Limits.ci()
 
 
-def _sample(strategy: st.SearchStrategy[Case], n: int) -> list[Case]:
-    """``n`` derandomized draws of ``strategy``."""
-    drawn: list[Case] = []
-
-    @settings(CI, max_examples=n, phases=[p for p in CI.phases if p.name in ("explicit", "generate")])
-    @given(strategy)
-    def collect(case: Case) -> None:
-        drawn.append(case)
-
-    collect()
-    return drawn
 
 
 @pytest.fixture(scope="module")
 def valid() -> list[Case]:
-    return _sample(cases(LIMITS), 300)
+    return sample(cases(LIMITS), 300)
 
 
 @pytest.mark.slow
@@ -103,7 +91,7 @@ def test_shape_and_layout_name_the_cases_dims(shape: Shape, layout: Layout, num:
 
 @pytest.mark.slow
 def test_big_limits_reach_head_size_256() -> None:
-    big = _sample(cases(Limits.big()), 60)
+    big = sample(cases(Limits.big()), 60)
     assert max(max(c.dims().d_k, c.dims().d_v) for c in big) >= 128
     assert find(head_dims(Limits.big()), lambda d: d == 256, settings=settings(CI, max_examples=1000)) == 256
     assert find(head_dims(Limits.big()), lambda d: d > 128 and d % 2, settings=settings(CI, max_examples=1000)) > 128
@@ -118,7 +106,7 @@ def test_fp16_tiny_values_include_subnormals(valid: list[Case]) -> None:
 
 def test_poisoned_cases_poison_only_the_unread_slots() -> None:
     kinds = set()
-    for case in _sample(poisoned_cases(LIMITS), 40):
+    for case in sample(LINEAR_ATTENTION_TESTING.poisoned_cases(LIMITS), 40):
         past = case.inputs["past_state"]
         clean = with_clean_past(case).inputs["past_state"]
         assert np.array_equal(past[-1], clean[-1]) and np.all(clean[:-1] == 0)
@@ -129,9 +117,9 @@ def test_poisoned_cases_poison_only_the_unread_slots() -> None:
 
 
 def test_short_and_resume_cases() -> None:
-    for case in _sample(short_cases(LIMITS), 20):
+    for case in sample(LINEAR_ATTENTION_TESTING.short_cases(LIMITS), 20):
         assert 1 <= case.seq_len < case.state_window and "past_state" in case.inputs
-    for case in _sample(resume_cases(LIMITS), 20):
+    for case in sample(resume_cases(LIMITS), 20):
         draft = case.notes["draft_len"]
         assert 1 <= draft < case.seq_len <= draft + LIMITS.max_next_tokens and case.state_window >= 1
 
@@ -158,7 +146,7 @@ def test_every_rule_is_broken_and_nothing_else_is_valid(valid: list[Case]) -> No
 
 
 def test_invalid_cases_name_their_rule() -> None:
-    for case in _sample(invalid_cases(LIMITS), 60):
+    for case in sample(invalid_cases(LIMITS), 60):
         assert case.notes["broken_rule"] in RULES
         with pytest.raises(ValidationError):
             case.dims()

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from test_kernel_parity import DTYPES, IMPLEMENTATIONS, assert_bitwise, kernel_or_skip, make_inputs, poisoned
 
-from fuzz.engine.case import Case
 from fuzz.engine.compare import assert_agrees_with_oracle, assert_results_agree
+from fuzz.model.case import Case
 from kernels.linear_attention import LinearAttentionKernel, linear_attention
 from kernels.options import PREFILLS, WIDE_ROW_GROUPS, KernelOptions
 from kernels.shader import CHUNK_SIZE, MAX_ROW_GROUPS, KernelSpec

@@ -10,7 +10,7 @@ from test_kernel_parity import IMPLEMENTATIONS, assert_bitwise, kernel_or_skip, 
 
 import oracles
 from fuzz.backends import Rejected, Unavailable, Unsupported, create
-from fuzz.engine.case import Case
+from fuzz.model.case import Case
 from kernels.device import FeatureMissing, KernelUnsupported, get_device
 from kernels.linear_attention import PARAMS_BYTES, LinearAttentionKernel, linear_attention, scratch_bytes, workspaces
 from kernels.options import KernelOptions

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fuzz.engine.case import Case
 from fuzz.engine.compare import assert_agrees_with_oracle
+from fuzz.model.case import Case
 from kernels.device import DeviceUnavailable, FeatureMissing
 from kernels.linear_attention import MAX_D_K, LinearAttentionKernel, get_kernel, linear_attention
 from kernels.options import ROW_GROUP_CHOICES, WIDE_ROW_GROUPS, KernelOptions

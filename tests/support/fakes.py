@@ -17,14 +17,23 @@ from fuzz.backends.base import Capabilities
 from fuzz.backends.device_choice import DeviceChoice
 from fuzz.backends.oracle import OracleBackend
 from fuzz.corpus.known_issues import KNOWN_ISSUES
-from fuzz.engine.case import Case
 from fuzz.implementation import Implementation
+from fuzz.model.case import Case
+from fuzz.model.ops import LINEAR_ATTENTION
 
 REPAIRED_ENV = "LAFUZZ_TEST_BROKEN_REPAIRED"
 """Set to 1 to "repair" the broken backend (so replay can report a known failure as now fixed)."""
 
 
-class BrokenBackend(OracleBackend):
+class LinearAttentionOracle(OracleBackend):
+    """The oracle as a backend of LinearAttention alone: the fakes below plant LinearAttention's bugs, and the
+    campaigns they run test that op only (a campaign tests an op two of its backends run)."""
+
+    def capabilities(self) -> Capabilities:
+        return replace(super().capabilities(), ops=(LINEAR_ATTENTION.name,))
+
+
+class BrokenBackend(LinearAttentionOracle):
     """The oracle with a planted bug: slot 0 of a window of 2 or more is doubled."""
 
     name = "broken"
@@ -41,7 +50,7 @@ class BrokenBackend(OracleBackend):
 SHARED_BETA = next(issue for issue in KNOWN_ISSUES if issue.id == "ort-webgpu-shared-beta")
 
 
-class SharedBetaBackend(OracleBackend):
+class SharedBetaBackend(LinearAttentionOracle):
     """The oracle computing what the ORT WebGPU EP computes: it misreads a shared beta (a known issue)."""
 
     name = "ort-webgpu"
@@ -50,7 +59,7 @@ class SharedBetaBackend(OracleBackend):
         return super().run(SHARED_BETA.misread(case) if SHARED_BETA.applies(case) else case)
 
 
-class SlightlyOffBackend(OracleBackend):
+class SlightlyOffBackend(LinearAttentionOracle):
     """The oracle with every output one step (ulp) higher: it passes every comparison, with a ratio above 0
     (near misses to keep)."""
 
@@ -89,7 +98,7 @@ DEVICE_WAIT_ENV = "LAFUZZ_TEST_DEVICE_WAIT"
 fast worker cannot finish a small campaign before a slow one has even started)."""
 
 
-class ThreeGpuBackend(OracleBackend):
+class ThreeGpuBackend(LinearAttentionOracle):
     """The oracle on one of three pretend GPUs, chosen the way the real GPU backends choose theirs
     (``fuzz.backends.device_choice``): this machine has one adapter, so spreading is tested here."""
 
@@ -125,7 +134,7 @@ DIES_ONCE_ENV = "LAFUZZ_TEST_DIES_ONCE"
 """A path: the first ``DiesOnceBackend`` call of a campaign creates it and kills its own process."""
 
 
-class DiesOnceBackend(OracleBackend):
+class DiesOnceBackend(LinearAttentionOracle):
     """The oracle, except that its first call in a campaign kills the worker process running it (SIGKILL,
     as the OOM killer would), once: the flag file named by ``DIES_ONCE_ENV`` records that it happened."""
 

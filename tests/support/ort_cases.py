@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fuzz.engine.case import Case
+from fuzz.model.case import Case
 from oracles.validation import DELTA_RULES, GATED_RULES
 
 HEAD_LAYOUTS = {"standard": (4, 2, 1), "inverse": (1, 2, 2)}

@@ -1,9 +1,10 @@
-"""The case model: one LinearAttention call, everything needed to run it on any backend and replay it.
+"""The case model: one call of an op under test, everything needed to run it on any backend and replay it.
 
-A case holds the arrays actually passed (past slots already poisoned, if poisoned), the attributes
-exactly as set (a key absent from ``attrs`` is an attribute absent from the node), and how the
-recurrent state is bound. ``metadata()`` and ``from_parts`` are the two halves of its one
-serialisation, the corpus entry (``fuzz.corpus.entry``), which adds the arrays losslessly.
+A case holds its op (``fuzz.model.ops``), the arrays actually passed (past slots already poisoned, if
+poisoned), the attributes exactly as set (a key absent from ``attrs`` is an attribute absent from the
+node), and how the state is bound. ``metadata()`` and ``from_parts`` are the two halves of its one
+serialisation, the corpus entry (``fuzz.corpus.entry``), which adds the arrays losslessly; metadata
+without an ``op`` (written before there was more than one) reads as LinearAttention.
 """
 
 from __future__ import annotations
@@ -13,10 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from oracles.validation import INPUT_NAMES, Dims, validate
-
-ATTRIBUTE_DEFAULTS = {"update_rule": "gated_delta", "scale": 0.0, "state_window": 0}
-"""Schema defaults of the optional attributes (``q_num_heads``/``kv_num_heads`` are required)."""
+from fuzz.model.ops import LINEAR_ATTENTION, Op, op_named
 
 POISON_KINDS = ("nan", "inf", "huge", "bits")
 """How earlier past slots can be poisoned: NaN, +-Inf, the largest finite values, random bit patterns."""
@@ -24,7 +22,7 @@ POISON_KINDS = ("nan", "inf", "huge", "bits")
 
 @dataclass(frozen=True)
 class Case:
-    """One operator call: inputs, attributes, state binding and provenance notes."""
+    """One operator call: inputs, attributes, state binding, provenance notes and the op."""
 
     inputs: dict[str, np.ndarray]
     """The inputs present, by ONNX name; an optional input absent from the dict is omitted."""
@@ -36,12 +34,15 @@ class Case:
     """Which poison (one of ``POISON_KINDS``) fills past slots ``0..W-2``; None if clean."""
     notes: dict[str, Any] = field(default_factory=dict)
     """Free-form labels (e.g. the numeric regime drawn), kept in the summary and serialisation."""
+    op: Op = LINEAR_ATTENTION
+    """The operator called."""
 
     def __post_init__(self) -> None:
-        unknown = set(self.inputs) - set(INPUT_NAMES)
+        names = self.op.input_names
+        unknown = set(self.inputs) - set(names)
         if unknown:
-            raise ValueError(f"Case: unknown input name(s) {sorted(unknown)}; expected among {INPUT_NAMES}")
-        for name in ("query", "key", "value"):
+            raise ValueError(f"Case: unknown input name(s) {sorted(unknown)} of {self.op.name}; expected among {names}")
+        for name in self.op.required_inputs:
             if name not in self.inputs:
                 raise ValueError(f"Case: required input {name!r} is missing")
         if self.poison is not None and self.poison not in POISON_KINDS:
@@ -50,7 +51,7 @@ class Case:
     # ---- derived views ----------------------------------------------------------------------
     def attr(self, name: str) -> Any:
         """An attribute's effective value (its schema default when absent)."""
-        return self.attrs.get(name, ATTRIBUTE_DEFAULTS.get(name))
+        return self.attrs.get(name, self.op.attribute_defaults.get(name))
 
     @property
     def state_window(self) -> int:
@@ -58,19 +59,21 @@ class Case:
 
     @property
     def dtype(self) -> np.dtype:
-        return self.inputs["query"].dtype
+        return self.inputs[self.op.lead_input].dtype
 
     @property
     def seq_len(self) -> int:
-        return int(self.inputs["query"].shape[1])
+        """Positions along the sequence axis of the op's first input."""
+        return int(self.inputs[self.op.lead_input].shape[self.op.sequence_axis(self.attrs)])
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for an implementation with the oracle's signature."""
         return {**self.inputs, **self.attrs}
 
-    def dims(self) -> Dims:
-        """Validated sizes; raises ``ValidationError`` for an invalid case."""
-        return validate(**self.kwargs())
+    def dims(self) -> Any:
+        """The op's validated sizes (``oracles.Dims``, ``oracles.causal_conv.ConvDims``); raises
+        ``ValidationError`` for an invalid case."""
+        return self.op.validate(**self.kwargs())
 
     def with_(self, **changes: Any) -> Case:
         """A copy with some fields replaced (``inputs``/``attrs`` replace whole dicts)."""
@@ -88,26 +91,8 @@ class Case:
 
     # ---- human summary ----------------------------------------------------------------------
     def summary(self) -> str:
-        """One line a person can read: sizes, rule, window, layouts, dtype, binding, poison."""
-        q = self.inputs["query"]
-        parts = [
-            f"rule={self.attr('update_rule')}",
-            f"W={self.state_window}",
-            f"B={q.shape[0]} T={q.shape[1]}",
-            f"Hq={self.attrs.get('q_num_heads')} Hkv={self.attrs.get('kv_num_heads')}",
-        ]
-        try:
-            d = self.dims()
-            parts.append(f"nk={d.key_heads} dk={d.d_k} dv={d.d_v}")
-            if d.decay_per_row is not None:
-                parts.append("decay=per-row" if d.decay_per_row else "decay=per-head")
-            if d.beta_shared is not None:
-                parts.append("beta=shared" if d.beta_shared else "beta=per-head")
-        except ValueError as err:
-            parts.append(f"INVALID({err})")
-        parts.append(str(self.dtype))
-        if "scale" in self.attrs:
-            parts.append(f"scale={self.attrs['scale']:.6g}")
+        """One line a person can read: the op's sizes, attributes and dtype, then binding, poison, draft."""
+        parts = self.op.describe(self.inputs, self.attrs)
         parts.append("past" if "past_state" in self.inputs else "no-past")
         if self.aliased:
             parts.append("aliased")
@@ -130,6 +115,7 @@ class Case:
     def metadata(self) -> dict[str, Any]:
         """JSON-ready description of everything but the array values."""
         return {
+            "op": self.op.name,
             "attrs": {k: _plain(v) for k, v in self.attrs.items()},
             "aliased": self.aliased,
             "poison": self.poison,
@@ -150,6 +136,7 @@ class Case:
             aliased=bool(metadata.get("aliased", False)),
             poison=metadata.get("poison"),
             notes=dict(metadata.get("notes", {})),
+            op=op_named(metadata.get("op", LINEAR_ATTENTION.name)),
         )
 
     def identical(self, other: Case) -> bool:

@@ -1,0 +1,3 @@
+
+B
+past_stateJX9A?Ǟ

@@ -1,0 +1,2 @@
+
+Bpresent_stateJA?Çž«¾

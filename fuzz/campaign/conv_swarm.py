@@ -1,0 +1,89 @@
+"""Swarm plans of CausalConvWithState units, and which op a swarm unit tests.
+
+A unit's op is drawn from its seed (``unit_op``): ``CONV_UNITS`` of the units whose property applies to
+both ops test the convolution (from their own random stream, so a LinearAttention unit's plan is the one
+``fuzz.campaign.swarm.plan`` always drew for its seed). A conv unit then draws its own slice of the conv
+contract (``plan``), as LinearAttention's units do (``fuzz.campaign.swarm``: swarm testing, Groce et al.):
+
+- a size tier: small (channels up to 16, ``T`` up to 16), medium (up to 256 channels, ``T`` up to 32) or
+  large (up to 2048 channels, as the hybrid models' convolutions have, ``T`` up to 64), capped by the
+  elements of the virtual sequence ``B * C * (L + T)``;
+- which ``ndim`` (1 mostly: 2 and 3 run on the oracle alone), which channel layouts, one or two causal
+  kernel sizes (4, the models' size, most often), the largest dilation, which activations, dtypes and
+  whether a bias is drawn.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from fuzz.campaign.swarm import TARGETING, UNIT_SECONDS, UnitPlan
+from fuzz.engine.conv_strategies import KERNEL_SIZES, ConvLimits
+from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
+from oracles.causal_conv import ACTIVATIONS
+
+CONV_UNITS = 0.3
+"""The share of swarm units that test CausalConvWithState where their property applies to both ops: its
+cases are cheap (a call costs a fraction of a LinearAttention call of the same tier), so it takes fewer units
+than LinearAttention for about as many cases."""
+
+OP_STREAM = 0x436F6E76
+"""Mixed into a unit's seed for the op draw, so the op has its own random stream."""
+
+
+@dataclass(frozen=True)
+class ConvTier:
+    """A size class of conv units."""
+
+    name: str
+    weight: float
+    max_channels: int
+    seq_lens: tuple[tuple[int, int], ...]
+    """``(min T, max T)`` ranges a unit draws one of."""
+    max_elements: int
+
+
+CONV_TIERS = (
+    ConvTier("conv small", 0.6, max_channels=16, seq_lens=((1, 8), (1, 8), (1, 16)), max_elements=1 << 11),
+    ConvTier("conv medium", 0.3, max_channels=256, seq_lens=((1, 8), (1, 16), (9, 32)), max_elements=1 << 14),
+    ConvTier("conv large", 0.1, max_channels=2048, seq_lens=((1, 8), (17, 64)), max_elements=1 << 16),
+)
+
+KERNEL_DRAWS = (*KERNEL_SIZES, 4, 4, 4, 2, 3)
+"""Causal kernel sizes as drawn (repeats as weights): 4, the size of the hybrid models' convolutions, most."""
+
+
+def unit_op(seed: int, ops: tuple[str, ...]) -> str:
+    """The op a swarm unit with this seed tests, among ``ops`` (those its property applies to)."""
+    if len(ops) == 1:
+        return ops[0]
+    conv = random.Random(seed ^ OP_STREAM).random() < CONV_UNITS
+    return CAUSAL_CONV.name if conv and CAUSAL_CONV.name in ops else LINEAR_ATTENTION.name
+
+
+def _subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
+    if rng.random() < keep_all:
+        return items
+    chosen = tuple(x for x in items if rng.random() < 0.5)
+    return chosen or (rng.choice(items),)
+
+
+def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan:
+    """The conv plan of the unit whose seed is ``seed`` (deterministic); the first rounds keep to the small tier."""
+    rng = random.Random(seed)
+    tier = CONV_TIERS[0] if warming_up else rng.choices(CONV_TIERS, weights=[t.weight for t in CONV_TIERS])[0]
+    min_t, max_t = rng.choice(tier.seq_lens)
+    kernels = tuple(sorted({rng.choice(KERNEL_DRAWS) for _ in range(rng.choice((1, 2)))}))
+    limits = ConvLimits(
+        max_batch=rng.choice((1, 2, 3, 4)), min_seq_len=min_t, max_seq_len=max_t,
+        max_channels=rng.choice((tier.max_channels, max(1, tier.max_channels // 8))), kernel_sizes=kernels,
+        max_dilation=rng.choice((1, 1, 2, 3, 4)), max_next_tokens=rng.choice((1, 2, 3, 4)),
+        ndims=(1,) if rng.random() < 0.8 else (1, 2, 3), channels_last=_subset(rng, (False, True), keep_all=0.5),
+        activations=_subset(rng, ACTIVATIONS, keep_all=0.5),
+        dtypes=rng.choice((("float32", "float16"), ("float32",), ("float16",))),
+        biases=_subset(rng, (False, True), keep_all=0.5), max_spatial=rng.choice((1, 2, 3)),
+        max_elements=tier.max_elements,
+    )
+    return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, seconds=UNIT_SECONDS,
+                    targeting=rng.random() < TARGETING)

@@ -1,0 +1,51 @@
+"""The window's cases, written once for every op: short calls, poisoned past slots, select-and-resume.
+
+Each takes the op's strategy for valid cases (``cases(limits, *, state_window=, seq_len=, has_past=,
+notes=)``: LinearAttention's ``fuzz.engine.strategies.cases``, CausalConvWithState's
+``fuzz.engine.conv_strategies.conv_cases``) and the op's limits (anything with ``max_window``,
+``min_seq_len``, ``max_seq_len`` and ``max_next_tokens``), and draws the window's part first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from fuzz.engine.strategies import CasesFn, one_of_values, poisoned, seq_lens
+from fuzz.model.case import POISON_KINDS, Case
+from oracles.rollback import represented_acceptances
+
+
+@st.composite
+def short_window_cases(draw: st.DrawFn, cases: CasesFn, limits: Any) -> Case:
+    """``T < W`` with a past state (sometimes poisoned): the leading ``W - T`` slots must come out exactly zero."""
+    if limits.max_window < 2:
+        raise ValueError("short_window_cases: needs a max_window >= 2")
+    w = draw(st.integers(2, limits.max_window))
+    case = draw(cases(limits, state_window=st.just(w), seq_len=st.integers(1, min(w - 1, limits.max_seq_len)),
+                      has_past=True))
+    return draw(st.sampled_from([None, *POISON_KINDS]).map(lambda kind: poisoned(case, kind)))
+
+
+@st.composite
+def poisoned_window_cases(draw: st.DrawFn, cases: CasesFn, limits: Any) -> Case:
+    """``W >= 2`` with a past state whose slots ``0..W-2`` hold NaN, Inf, huge values or garbage bits."""
+    case = draw(cases(limits, min_window=2, has_past=True))
+    return poisoned(case, draw(one_of_values(POISON_KINDS)))
+
+
+@st.composite
+def resume_window_cases(draw: st.DrawFn, cases: CasesFn, limits: Any) -> Case:
+    """A draft call followed by the tokens of the next call, for select-and-resume.
+
+    The case holds ``T = draft + next`` positions; ``notes["draft_len"]`` says where the draft ends and
+    ``notes["accepted"]`` how many draft positions were accepted: 0 (resume from the original past) or
+    any count the window represents (0 first, so failures shrink to it).
+    """
+    w = draw(st.integers(1, limits.max_window))
+    draft = draw(seq_lens(limits, w))
+    extra = draw(st.integers(1, limits.max_next_tokens))
+    accepted = draw(one_of_values((0, *represented_acceptances(draft, w))))
+    return draw(cases(limits, state_window=st.just(w), seq_len=st.just(draft + extra),
+                      notes={"draft_len": draft, "accepted": accepted}))

@@ -1,0 +1,44 @@
+"""Swarm units of CausalConvWithState: which op a unit tests, from its seed alone, and conv plans within their caps."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from fuzz.campaign import conv_swarm, swarm
+from fuzz.campaign.shard import WorkUnit
+from fuzz.campaign.worker import plan_for
+from fuzz.engine.conv_strategies import ConvLimits
+from fuzz.engine.strategies import Limits
+
+BOTH = ("LinearAttention", "CausalConvWithState")
+SEEDS = range(1, 2001)
+
+
+def test_the_op_is_drawn_from_the_seed_alone_and_keeps_linear_attentions_plans() -> None:
+    ops = [conv_swarm.unit_op(seed, BOTH) for seed in SEEDS]
+    assert ops == [conv_swarm.unit_op(seed, BOTH) for seed in SEEDS]
+    assert abs(ops.count("CausalConvWithState") / len(ops) - conv_swarm.CONV_UNITS) < 0.04
+    assert {conv_swarm.unit_op(seed, ("LinearAttention",)) for seed in SEEDS} == {"LinearAttention"}
+    for seed in (s for s, op in zip(SEEDS, ops, strict=True) if op == "LinearAttention"):
+        unit = WorkUnit("backends-agree", 5, seed)
+        assert plan_for("swarm", unit, 50, BOTH) == swarm.plan(seed, 50)  # the plan it always drew
+
+
+def test_conv_plans_reach_the_contract_within_their_caps() -> None:
+    plans = [conv_swarm.plan(seed, 50) for seed in SEEDS]
+    assert {p.tier for p in plans} == {t.name for t in conv_swarm.CONV_TIERS}
+    limits = [p.limits for p in plans]
+    assert all(isinstance(lim, ConvLimits) and lim.max_elements <= 1 << 16 for lim in limits)
+    assert {k for lim in limits for k in lim.kernel_sizes} == set(conv_swarm.KERNEL_DRAWS)
+    assert any(lim.ndims == (1, 2, 3) for lim in limits) and any(lim.channels_last == (True,) for lim in limits)
+    assert max(lim.max_channels for lim in limits) == 2048 and max(lim.max_seq_len for lim in limits) == 64
+    assert Counter(lim.max_dilation for lim in limits).keys() == {1, 2, 3, 4}
+    assert all(p.describe().startswith(f"{p.tier}: CausalConvWithState") for p in plans[:20])
+
+
+def test_the_device_chain_and_fixed_limits_choose_an_op_each_unit_can_test() -> None:
+    for number in range(6):
+        unit = WorkUnit("device-chain", number, number)
+        assert isinstance(plan_for("swarm", unit, 50, BOTH).limits, Limits)
+    fixed = [plan_for("ci", WorkUnit("backends-agree", number, 7), 50, BOTH).limits for number in range(4)]
+    assert [type(lim) for lim in fixed] == [Limits, ConvLimits, Limits, ConvLimits]
