@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from fuzz.campaign.shard import Shard
     from fuzz.campaign.summary import Summary
     from fuzz.corpus.entry import CorpusError, Entry
-    from fuzz.corpus.matrix import Matrix
+    from fuzz.export.matrix import Matrix
 
 EXIT_REGRESSION = 1
 EXIT_UNREADABLE = EXIT_USAGE
@@ -162,7 +162,7 @@ def _add_matrix(summary: Summary, corpus: Path, names: list[str]) -> None:
     import time
 
     from fuzz.campaign.report import write_report
-    from fuzz.corpus.matrix import builds, documented_findings
+    from fuzz.export.matrix import builds, documented_findings
 
     entries = documented_findings(corpus)
     chosen = builds(names)
@@ -352,7 +352,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _matrix_of(entries: list[Entry], names: list[str]) -> Matrix:
     """The findings matrix of ``entries`` on the backends ``names`` that exist here (the others named on stderr)."""
-    from fuzz.corpus.matrix import findings_matrix
+    from fuzz.export.matrix import findings_matrix
 
     backends, missing = _open_backends(names)
     for name, reason in missing.items():
@@ -372,7 +372,7 @@ def _cmd_matrix(args: argparse.Namespace) -> int:
     import json
     import time
 
-    from fuzz.corpus.matrix import builds, documented_findings
+    from fuzz.export.matrix import builds, documented_findings
 
     entries = documented_findings(Path(args.corpus))
     if not entries:

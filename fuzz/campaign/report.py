@@ -330,7 +330,7 @@ def _heat(bucket: str, count: int, most: int) -> str:
 
 
 def _matrix(matrix: dict[str, Any]) -> str:
-    """The documented findings judged on each build (``fuzz.corpus.matrix``), defects in red."""
+    """The documented findings judged on each build (``fuzz.export.matrix``), defects in red."""
     if not matrix:
         return ""
     names = matrix["builds"]

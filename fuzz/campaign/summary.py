@@ -123,7 +123,7 @@ class Summary:
     """How long, in all, the shared example database was gone."""
     matrix: dict[str, Any] = field(default_factory=dict)
     """The documented findings of the corpus judged on each build of the campaign after it ended
-    (``fuzz.corpus.matrix.Matrix.to_json``; empty when not made)."""
+    (``fuzz.export.matrix.Matrix.to_json``; empty when not made)."""
 
     @property
     def exit_status(self) -> int:

@@ -11,7 +11,7 @@ from support.ort_cases import fixed_case
 
 from fuzz.backends import Crashed, Rejected, TimedOut, Unsupported
 from fuzz.backends.oracle import OracleBackend
-from fuzz.corpus.matrix import (
+from fuzz.export.matrix import (
     ACCEPTED,
     CANNOT_LOAD,
     CRASH,
