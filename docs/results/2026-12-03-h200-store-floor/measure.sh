@@ -12,7 +12,7 @@ step() {  # step NAME SECONDS COMMAND...: one measurement, its output in $work/N
   local name=$1 limit=$2; shift 2
   echo "== $name ($(date -u +%T))"; local t0=$SECONDS
   timeout "$limit" "$@" > "$work/$name.txt" 2>&1; local rc=$?
-  grep -E "gates PASS|^(kernel|slot|plain) |^== " "$work/$name.txt" | head -60
+  grep -E "gates PASS|^(kernel|slot|plain|build)|^== " "$work/$name.txt" | head -60
   echo "   $name: exit $rc after $((SECONDS - t0)) s"; pack
 }
 rings=(--template build/store-ring8.wgsl --template build/store-ring4.wgsl --template build/store-ring2.wgsl)
@@ -22,11 +22,13 @@ step fp16-forms 170 python3 -m fuzz.bench --dtypes fp16 --paths auto "${rings[@]
 # 2. prefill, T = 64 at B = 1 and 4, same forms (fp16 and fp32 in turn; fp32 without the 8-tile ring, too large)
 step prefill-fp16 90 python3 -m fuzz.bench --dtypes fp16 --paths auto "${rings[@]}" --no-ort --no-decoder-view \
   --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 0 --out "$work/prefill-fp16"
-# 3. the full benchmark with the new gates, the kernel as it is
-step bench 200 python3 -m fuzz.bench --out "$work/bench"
+# 3. the variants keep the kernel's bits on this GPU (the subgroup reduction lavapipe does not take)
+step same-bits 60 python3 $here/same_bits.py build/store-ring8.wgsl build/store-ring2.wgsl
 # 4. what the stores wait on: store-only kernels, naga against Tint, the kernel on both
 step probes 150 python3 $here/probe_stores.py --dawn
-# 5. fp32 with the rings that fit its workgroup memory
+# 5. the full benchmark with the new gates, the kernel as it is
+step bench 200 python3 -m fuzz.bench --out "$work/bench"
+# 6. fp32 with the rings that fit its workgroup memory
 step fp32-forms 150 python3 -m fuzz.bench --dtypes fp32 --paths auto --template build/store-ring4.wgsl \
   --template build/store-ring2.wgsl --no-ort --no-decoder-view --windows 0,4,8 --seq-lens 1,4,8 --out "$work/fp32-forms"
 step prefill-fp32 60 python3 -m fuzz.bench --dtypes fp32 --paths auto --template build/store-ring4.wgsl \
