@@ -17,21 +17,21 @@ step() {  # step NAME SECONDS COMMAND...: one measurement, its output in $work/N
 }
 rings=(--template build/store-ring8.wgsl --template build/store-ring4.wgsl --template build/store-ring2.wgsl)
 # 1. fp16: the ring-staged stores beside the kernel as it is, decode and draft lengths (all gates but the decoder's)
-step fp16-forms 170 python3 -m fuzz.bench --dtypes fp16 --paths auto "${rings[@]}" --no-ort --no-decoder-view \
+step fp16-forms 100 python3 -m fuzz.bench --dtypes fp16 --paths auto "${rings[@]}" --no-ort --no-decoder-view \
   --windows 0,4,8 --seq-lens 1,4,8 --out "$work/fp16-forms"
 # 2. prefill, T = 64 at B = 1 and 4, same forms (fp16 and fp32 in turn; fp32 without the 8-tile ring, too large)
-step prefill-fp16 90 python3 -m fuzz.bench --dtypes fp16 --paths auto "${rings[@]}" --no-ort --no-decoder-view \
+step prefill-fp16 60 python3 -m fuzz.bench --dtypes fp16 --paths auto "${rings[@]}" --no-ort --no-decoder-view \
   --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 0 --out "$work/prefill-fp16"
 # 3. the variants keep the kernel's bits on this GPU (the subgroup reduction lavapipe does not take)
-step same-bits 60 python3 $here/same_bits.py build/store-ring8.wgsl build/store-ring2.wgsl
+step same-bits 45 python3 $here/same_bits.py build/store-ring8.wgsl build/store-ring2.wgsl
 # 4. what the stores wait on: store-only kernels, naga against Tint, the kernel on both
-step probes 150 python3 $here/probe_stores.py --dawn
+step probes 90 python3 $here/probe_stores.py --dawn
 # 5. the full benchmark with the new gates, the kernel as it is
-step bench 200 python3 -m fuzz.bench --out "$work/bench"
+step bench 150 python3 -m fuzz.bench --out "$work/bench"
 # 6. fp32 with the rings that fit its workgroup memory
-step fp32-forms 150 python3 -m fuzz.bench --dtypes fp32 --paths auto --template build/store-ring4.wgsl \
+step fp32-forms 90 python3 -m fuzz.bench --dtypes fp32 --paths auto --template build/store-ring4.wgsl \
   --template build/store-ring2.wgsl --no-ort --no-decoder-view --windows 0,4,8 --seq-lens 1,4,8 --out "$work/fp32-forms"
-step prefill-fp32 60 python3 -m fuzz.bench --dtypes fp32 --paths auto --template build/store-ring4.wgsl \
+step prefill-fp32 45 python3 -m fuzz.bench --dtypes fp32 --paths auto --template build/store-ring4.wgsl \
   --template build/store-ring2.wgsl --no-ort --no-decoder-view --shapes "1,32,128,128;4,32,128,128" \
   --seq-lens 64 --windows 0 --out "$work/prefill-fp32"
 echo "== done ($(date -u +%T))"
