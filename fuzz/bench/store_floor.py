@@ -75,9 +75,10 @@ class PlainStore:
         module = gpu.create_shader_module(label="plain-store", code=STORE_SHADER)
         self.pipeline = gpu.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
         usage = device.module.BufferUsage.UNIFORM
-        self.buffer = device.tensor((vectors * VECTOR_BYTES // 4,), np.uint32, "plain-store")
+        words = np.dtype(np.uint32)
+        self.buffer = device.tensor((vectors * VECTOR_BYTES // 4,), words, "plain-store")
         self.counts = {name: device.upload(np.array([n, 0, 0, 0], dtype=np.uint32), f"plain-store-{name}",
-                                           into=device.tensor((4,), np.uint32, "plain-store-count", usage))
+                                           into=device.tensor((4,), words, "plain-store-count", usage))
                        for name, n in ((STORE, vectors), (EMPTY, 0))}
         self.groups = {name: gpu.create_bind_group(layout=self.pipeline.get_bind_group_layout(0), entries=[
             {"binding": 0, "resource": {"buffer": count.buffer, "offset": 0, "size": count.size}},
@@ -106,7 +107,10 @@ class PlainStore:
             self.encode(name, encoder)
             self.device.queue.submit([encoder.finish()])
 
-        return fenced_wall_sampler(submit, lambda: self.device.download(self.counts[EMPTY]))
+        def fence() -> None:
+            self.device.download(self.counts[EMPTY])
+
+        return fenced_wall_sampler(submit, fence)
 
     def series(self, timestamps: bool) -> dict[Hashable, Sampler]:
         """Both dispatches as named series: ``(STORE, nbytes)`` and ``(EMPTY, nbytes)``."""
