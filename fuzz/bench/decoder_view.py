@@ -2,18 +2,20 @@
 
 On GPU time a rerun of the accepted prefix costs its pass; a decoder pays more for it: another submission
 of another call, host path included. Here every call is submitted as a decoder submits it (``BoundCall.dispatch``:
-its own command buffer, no wait), ``batch`` steps back to back and then one fence, per step
-(``fuzz.bench.protocol.pipelined_wall_sampler``). The series, per kernel path and ``T``:
+its own command buffer, no wait), ``batch`` steps back to back and then one fence, per step. Each series is a
+difference of two such steps timed side by side in every sample (``fuzz.bench.protocol.paired_wall_sampler``), so
+the fence, the host's fixed costs and its drift cancel. Per kernel path and ``T``:
 
-- ``(WALL, path, T, W)``: the verify call alone;
-- ``(RERUN, path, T, a)``: the ``W = 0`` verify call, then the prefix rerun over ``a`` tokens (an extra dispatch);
-- ``(PAIR, path, T, W)``: the call twice; ``(SELECT, path, T, W, a)``: the call, then the next call seeded from
-  the slot that holds ``a`` tokens (a rebind: another bind group, no GPU work), or, where that slot cannot be
-  rebound, the call, a slot copy and the call.
+- ``(WINDOW, path, T, W)``: the verify call at ``W`` minus the one at ``W = 0``;
+- ``(RERUN, path, T, a)``: the ``W = 0`` verify call followed by the prefix rerun over ``a`` tokens (an extra
+  dispatch), minus the verify call alone;
+- ``(SELECT, path, T, W, a)``: the call followed by the next call seeded from the slot that holds ``a`` tokens (a
+  rebind: another bind group, no GPU work; where that slot cannot be rebound, a slot copy and the call), minus
+  the call followed by the call;
+- ``(WALL, path, T, 0)``: the ``W = 0`` verify call alone, for the report (and the warm-up).
 
-``rerun(a) = RERUN - WALL(W = 0)`` and ``select(a) = SELECT - PAIR`` are differences of steps measured alike,
-so the fence and the host's fixed costs cancel; decoder p* = ``(WALL(W) - WALL(0)) / E[rerun(a) - select(a)]``
-over the acceptance distribution, like the p* on GPU time (``fuzz.bench.rollback``).
+decoder p* = ``WINDOW / E[RERUN(a) - SELECT(a)]`` over the acceptance distribution, like the p* on GPU time
+(``fuzz.bench.rollback``).
 """
 
 from __future__ import annotations
@@ -24,17 +26,18 @@ from dataclasses import dataclass
 from kernels import BoundCall
 from oracles.rollback import slot_for_accepted
 
-from .protocol import Sampler, pipelined_wall_sampler
+from .protocol import Sampler, paired_wall_sampler, pipelined_wall_sampler
 from .rollback import Acceptance, break_even, expected_saving, represented_rejections
 from .rounds import Schedule
 from .workload import Workload
 
-WALL, RERUN, PAIR, SELECT = "wall", "wall-rerun", "wall-pair", "wall-select"
+WALL, WINDOW, RERUN, SELECT = "wall", "wall-window", "wall-rerun", "wall-select"
 
-WALL_SCHEDULE = Schedule(rounds=10, per_round=10, round_warmups=1, settle_batch=3, settle_window=3,
+WALL_SCHEDULE = Schedule(rounds=10, per_round=16, round_warmups=1, settle_batch=3, settle_window=3,
                          settle_tolerance=0.05, settle_max_passes=10)
-"""Rounds of the wall-clock series: each sample is ``batch`` steps (a host-bound 1-2 ms on the H200), so fewer
-samples per round than the kernel clock's; the host's jitter settles less tightly than the GPU's."""
+"""Rounds of the wall-clock series: a sample is two batches of ``batch`` steps (host-bound, about 3 ms on the
+H200), so fewer samples per round than the kernel clock's. The warm-up settles the ``WALL`` series (a
+difference near zero has no relative change to settle on)."""
 
 QUICK_WALL_SCHEDULE = Schedule(rounds=4, per_round=3, round_warmups=1, settle_batch=2, settle_window=2,
                                settle_tolerance=0.1, settle_max_passes=4)
@@ -49,26 +52,28 @@ class DecoderSeries:
 
     seq_len: int
     window: int
-    verify: Hashable
     verify_0: Hashable
+    """The ``W = 0`` call alone (reported beside p*, not part of it)."""
+    cost: Hashable
+    """The window's cost: the call at ``W`` minus the call at ``W = 0``."""
     reruns: Mapping[int, Hashable]
-    pair: Hashable
     selects: Mapping[int, Hashable]
 
     @property
     def names(self) -> list[Hashable]:
-        return sorted({self.verify, self.verify_0, self.pair, *self.reruns.values(), *self.selects.values()}, key=str)
+        """The series p* depends on."""
+        return sorted({self.cost, *self.reruns.values(), *self.selects.values()}, key=str)
 
     def saving(self, values: Mapping[Hashable, float], acceptance: Acceptance) -> float:
         """E[rerun(a) - select(a) | rejection] on the wall clock, from one estimate per series."""
-        rerun = {a: values[name] - values[self.verify_0] for a, name in self.reruns.items()}
-        select = {a: values[name] - values[self.pair] for a, name in self.selects.items()}
+        rerun = {a: values[name] for a, name in self.reruns.items()}
+        select = {a: values[name] for a, name in self.selects.items()}
         return expected_saving(self.seq_len, self.window, rerun, select, acceptance)
 
     def statistic(self, acceptance: Acceptance) -> Callable[[Mapping[Hashable, float]], float | None]:
         """Decoder p* as a function of one estimate per series."""
         def p_star(values: Mapping[Hashable, float]) -> float | None:
-            return break_even(values[self.verify], values[self.verify_0], self.saving(values, acceptance))
+            return break_even(values[self.cost], 0.0, self.saving(values, acceptance))
 
         return p_star
 
@@ -88,25 +93,23 @@ def decoder_series(work: Mapping[Config, Workload], config: Config,
     path, seq_len, window = config
     workload = work[config]
     call: BoundCall = workload.call
-    verify_0 = work[path, seq_len, 0]
+    verify_0 = work[path, seq_len, 0].call
     fence = workload.fence
 
-    def sampler(step: Callable[[], None]) -> Sampler:
-        return pipelined_wall_sampler(step, fence, batch)
+    def paired(first: Callable[[], None], second: Callable[[], None]) -> Sampler:
+        return paired_wall_sampler(first, second, fence, batch)
 
     samplers: dict[Hashable, Sampler] = {
-        (WALL, *config): sampler(call.dispatch),
-        (WALL, path, seq_len, 0): sampler(verify_0.call.dispatch),
-        (PAIR, *config): sampler(_steps(call.dispatch, call.dispatch)),
+        (WALL, path, seq_len, 0): pipelined_wall_sampler(verify_0.dispatch, fence, batch),
+        (WINDOW, *config): paired(call.dispatch, verify_0.dispatch),
     }
     reruns, selects = {}, {}
     for a in represented_rejections(seq_len, window):
         reruns[a] = (RERUN, path, seq_len, a)
-        samplers[reruns[a]] = sampler(_steps(verify_0.call.dispatch, work[path, a, 0].call.dispatch))
+        samplers[reruns[a]] = paired(_steps(verify_0.dispatch, work[path, a, 0].call.dispatch), verify_0.dispatch)
         selects[a] = (SELECT, *config, a)
-        samplers[selects[a]] = sampler(_select_step(workload, a))
-    names = DecoderSeries(seq_len, window, (WALL, *config), (WALL, path, seq_len, 0), reruns, (PAIR, *config),
-                          selects)
+        samplers[selects[a]] = paired(_select_step(workload, a), _steps(call.dispatch, call.dispatch))
+    names = DecoderSeries(seq_len, window, (WALL, path, seq_len, 0), (WINDOW, *config), reruns, selects)
     return samplers, names
 
 

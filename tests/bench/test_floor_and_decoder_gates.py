@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fuzz.bench import confidence, gates
+from fuzz.bench import confidence, gates, protocol
 from fuzz.bench.cli import main
 from fuzz.bench.confidence import FAIL, FLOOR_BOUND, INCONCLUSIVE, PASS, Interval
-from fuzz.bench.decoder_view import PAIR, RERUN, SELECT, WALL, DecoderSeries
+from fuzz.bench.decoder_view import RERUN, SELECT, WALL, WINDOW, DecoderSeries
 from fuzz.bench.report import verdict_counts
 from fuzz.bench.rollback import Acceptance
 from fuzz.bench.runner import TEMPLATE_PATH, template_names
@@ -87,19 +87,35 @@ def test_extra_slots_and_floor() -> None:
 
 
 def test_decoder_series_prices_a_rerun_as_an_extra_dispatch() -> None:
-    """T = 4, W = 4: a = 1, 2, 3 represented, each 1/4. A rerun is [verify_0, prefix] - [verify_0]; a select is
-    [call, next] - [call, call]; p* = (wall_W - wall_0) / E[rerun - select]."""
-    names = DecoderSeries(4, 4, (WALL, "auto", 4, 4), (WALL, "auto", 4, 0),
-                          {a: (RERUN, "auto", 4, a) for a in (1, 2, 3)}, (PAIR, "auto", 4, 4),
+    """T = 4, W = 4: a = 1, 2, 3 represented, each 1/4. Each series is already a difference: the window's cost,
+    a rerun ([verify_0, prefix] - [verify_0]), a select ([call, next] - [call, call]); p* = cost / E[rerun - select]."""
+    names = DecoderSeries(4, 4, (WALL, "auto", 4, 0), (WINDOW, "auto", 4, 4),
+                          {a: (RERUN, "auto", 4, a) for a in (1, 2, 3)},
                           {a: (SELECT, "auto", 4, 4, a) for a in (1, 2, 3)})
-    values = {names.verify: 52.0, names.verify_0: 50.0, names.pair: 100.0,
-              **{name: 50.0 + 40.0 + a for a, name in names.reruns.items()},
-              **{name: 100.0 + 1.0 for name in names.selects.values()}}
+    values = {names.cost: 2.0, **{name: 40.0 + a for a, name in names.reruns.items()},
+              **{name: 1.0 for name in names.selects.values()}}
     # rerun(a) = 40 + a, select = 1: E = (40 + 41 + 42) / 4
     assert names.saving(values, Acceptance()) == pytest.approx(123.0 / 4)
     assert names.statistic(Acceptance())(values) == pytest.approx(2.0 / (123.0 / 4))
-    assert len(names.names) == 9
-    assert names.statistic(Acceptance())({**values, **{n: 50.0 for n in names.reruns.values()}}) is None
+    assert len(names.names) == 7 and names.verify_0 not in names.names
+    assert names.statistic(Acceptance())({**values, **{n: 1.0 for n in names.reruns.values()}}) is None
+
+
+def test_paired_wall_sampler_subtracts_side_by_side_batches_in_alternating_order(monkeypatch) -> None:
+    """A clock that advances by what each step costs: 3 per ``first``, 1 per ``second``, 5 per fence; each sample
+    is (first - second) per step, the fence cancelling; the order alternates so neither always runs first."""
+    clock, order = [0], []
+
+    def advance(by: int, name: str) -> None:
+        clock[0] += by
+        order.append(name)
+
+    monkeypatch.setattr(protocol.time, "perf_counter_ns", lambda: clock[0])
+    sample = protocol.paired_wall_sampler(lambda: advance(3, "a"), lambda: advance(1, "b"),
+                                          lambda: advance(5, "fence"), batch=2)
+    np.testing.assert_array_equal(sample(3), [2.0, 2.0, 2.0])
+    batches = [name for name in order if name != "fence"][::2]
+    assert batches == ["a", "b", "b", "a", "a", "b"]
 
 
 def test_verdict_counts_and_template_names() -> None:
