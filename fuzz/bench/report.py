@@ -114,7 +114,7 @@ def store_floor_table(results: dict) -> str:
                      f"{r['floor_us']:.2f}", "n/a" if bandwidth is None else f"{bandwidth:,.0f}",
                      f"{r['verify_W_us'] - r['verify_0_us']:.2f}", "undefined" if ratio is None else f"{ratio:.2f}x",
                      _p_star(r["floor_p_star"]), _p_star(r["p_star"])])
-    return _table(["dtype", "shape", "kernel path", "T", "W", "extra bytes", "floor us", "write GB/s",
+    return _table(["dtype", "shape", "kernel path", "T", "W", "extra bytes", "floor us", "bytes / floor GB/s",
                    "verify_W - verify_0 us", "stores / floor", "floor p*", "p*"], rows)
 
 
