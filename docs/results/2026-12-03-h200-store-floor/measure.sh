@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The measurements of this folder, in one GPU-machine run (after scripts/gpu_session.sh's set-up, as its `custom`
-# mode: GPU_COMMAND="bash docs/results/2026-12-03-h200-store-floor/measure.sh OUT"). Writes OUT/*.txt and the
-# benchmark folders, and after every step packs them into OUT/results.tgz (a run cut short keeps what it did).
-# Needs build/store-ring{8,4,2}.wgsl (ring_variant.py: the candidates; path auto is the kernel as it is).
+# mode: GPU_COMMAND="bash docs/results/2026-12-03-h200-store-floor/measure.sh OUT [all|wide]"). Writes *.txt and
+# the benchmark folders, and after every step packs them into OUT/results.tgz (a run cut short keeps what it did).
+# all: the run of this folder's README; needs build/store-ring{8,4,2}.wgsl (ring_variant.py; path auto is the
+# kernel as it is). wide: the 16-byte fp16 store form (wide_variant.py, written here) beside the kernel, about 60 s.
 set -uo pipefail
-out=${1:?output directory}; work=/tmp/store-floor
+out=${1:?output directory}; what=${2:-all}; work=/tmp/store-floor
 mkdir -p "$work" "$out"
 here=docs/results/2026-12-03-h200-store-floor
 pack() { tar -czf "$out/results.tgz" -C "$work" . ; }
@@ -15,6 +16,15 @@ step() {  # step NAME SECONDS COMMAND...: one measurement, its output in $work/N
   grep -E "gates PASS|^(kernel|slot|plain|build)|^== " "$work/$name.txt" | head -60
   echo "   $name: exit $rc after $((SECONDS - t0)) s"; pack
 }
+if [ "$what" = wide ]; then
+  mkdir -p build && python3 $here/wide_variant.py build/store-wide16.wgsl
+  step wide-same-bits 60 python3 $here/same_bits.py build/store-wide16.wgsl
+  step wide-fp16 100 python3 -m fuzz.bench --dtypes fp16 --paths auto --template build/store-wide16.wgsl --no-ort \
+    --no-decoder-view --windows 0,4,8 --seq-lens 1,4,8 --out "$work/wide-fp16"
+  step wide-prefill 60 python3 -m fuzz.bench --dtypes fp16 --paths auto --template build/store-wide16.wgsl --no-ort \
+    --no-decoder-view --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 0 --out "$work/wide-prefill"
+  exit 0
+fi
 rings=(--template build/store-ring8.wgsl --template build/store-ring4.wgsl --template build/store-ring2.wgsl)
 # 1. fp16: the ring-staged stores beside the kernel as it is, decode and draft lengths (all gates but the decoder's)
 step fp16-forms 100 python3 -m fuzz.bench --dtypes fp16 --paths auto "${rings[@]}" --no-ort --no-decoder-view \
