@@ -17,19 +17,20 @@ from typing import Any
 
 import numpy as np
 
+from .device import GpuDevice
 from .linear_attention import BoundCall
 
 DAWN_TIMESTAMP_QUANTUM_NS = 65536
 """Dawn's default timestamp quantization: every time it reports is a multiple of this (lavapipe, H200)."""
 
 
-def _timestamped(call: BoundCall, iterations: int, record: Callable[[Any, Any, int], None]) -> np.ndarray:
+def pass_times_ns(device: GpuDevice, iterations: int, record: Callable[[Any, Any, int], None]) -> np.ndarray:
     """Record ``iterations`` timed sequences into one command buffer; return each one's end - beginning (ns).
 
     ``record(encoder, query_set, i)`` writes iteration ``i``'s beginning timestamp at ``2*i`` and its end
-    at ``2*i + 1``. The query set and its resolve buffer live only for this measurement.
+    at ``2*i + 1``. The query set and its resolve buffer live only for this measurement. Any pass of the
+    device can be timed so (the kernel's calls here, the benchmark's plain store kernel).
     """
-    device = call.kernel.device
     device.require("timestamp-query", "GPU kernel timing")
     if iterations < 1:
         raise ValueError(f"GPU timing: iterations must be >= 1, got {iterations}")
@@ -59,7 +60,7 @@ def kernel_times_ns(call: BoundCall, iterations: int) -> np.ndarray:
             "query_set": query_set, "beginning_of_pass_write_index": 2 * i, "end_of_pass_write_index": 2 * i + 1,
         })
 
-    return _timestamped(call, iterations, record)
+    return pass_times_ns(call.kernel.device, iterations, record)
 
 
 def span_times_ns(first: BoundCall, last: BoundCall, iterations: int,
@@ -78,4 +79,4 @@ def span_times_ns(first: BoundCall, last: BoundCall, iterations: int,
             between(encoder)
         last.encode(encoder, timestamp_writes={"query_set": query_set, "end_of_pass_write_index": 2 * i + 1})
 
-    return _timestamped(first, iterations, record)
+    return pass_times_ns(first.kernel.device, iterations, record)

@@ -17,6 +17,7 @@ from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError
 from kernels.options import KERNEL_PATHS
 
+from .decoder_view import QUICK_WALL_SCHEDULE, WALL_SCHEDULE
 from .protocol import FULL, QUICK
 from .report import markdown, write_outputs
 from .rollback import Acceptance
@@ -84,8 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "groups per column and :generic for the pipeline that reads the sizes from its uniform "
                              "where the kernel would specialise on them, e.g. auto,scalar,auto@16, auto,chunked or "
                              "auto,auto:generic)")
-    parser.add_argument("--template", type=Path, help="another WGSL template (e.g. the kernel before a change, from "
-                        "git show REV:kernels/linear_attention.wgsl), measured beside the paths as path 'template'")
+    parser.add_argument("--template", type=Path, action="append", help="another WGSL template (e.g. the kernel "
+                        "before a change, from git show REV:kernels/linear_attention.wgsl), measured beside the paths "
+                        "as path 'template'; repeated, each as 'template:STEM' (its file name without the suffix)")
     parser.add_argument("--template-path", type=lambda t: _paths(t)[0], default="auto",
                         help="the variant the --template is compiled as (default auto; scalar for a kernel "
                              "from before vector columns)")
@@ -93,8 +95,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="wgpu-native (default; precise timestamps) or Dawn (timestamps quantized)")
     parser.add_argument("--acceptance", type=_acceptance, default=Acceptance(),
                         help="accepted-length distribution given a rejection: uniform (default) or geometric:R")
-    parser.add_argument("--rounds", type=int, help=f"interleaved rounds of the kernel clock (default "
-                        f"{FULL_SCHEDULE.rounds}; with --quick {QUICK_SCHEDULE.rounds})")
+    parser.add_argument("--rounds", type=int, help=f"interleaved rounds of the kernel clock and of the decoder "
+                        f"view's wall clock (default {FULL_SCHEDULE.rounds}; with --quick {QUICK_SCHEDULE.rounds})")
     parser.add_argument("--per-round", type=int, help=f"samples per series per round (default "
                         f"{FULL_SCHEDULE.per_round}; with --quick {QUICK_SCHEDULE.per_round})")
     parser.add_argument("--warmups", type=int, help="override the wall-clock protocol's warm-ups")
@@ -103,6 +105,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--growth-calls", type=int, help="select-and-resume cycles of the memory growth check "
                         f"(default 100; with --quick {QUICK_GROWTH_CALLS})")
     parser.add_argument("--no-ort", action="store_true", help="skip the ORT WebGPU EP comparison")
+    parser.add_argument("--no-decoder-view", action="store_true",
+                        help="skip p* on the pipelined wall clock (a rerun as an extra dispatch; its gates too)")
     backend_options.add_arguments(parser)
 
 
@@ -115,7 +119,9 @@ def options_from_args(args: argparse.Namespace) -> Options:
     overrides = {name: getattr(args, name) for name in ("warmups", "iterations", "repetitions")
                  if getattr(args, name) is not None}
     schedule = QUICK_SCHEDULE if args.quick else FULL_SCHEDULE
+    wall_schedule = QUICK_WALL_SCHEDULE if args.quick else WALL_SCHEDULE
     rounds = {name: getattr(args, name) for name in ("rounds", "per_round") if getattr(args, name) is not None}
+    wall_rounds = {"rounds": args.rounds} if args.rounds is not None else {}
     default_shapes = (QUICK_SHAPE,) if args.quick else (REFERENCE_SHAPE,)
     growth = args.growth_calls if args.growth_calls is not None else (QUICK_GROWTH_CALLS if args.quick else 100)
     return Options(
@@ -124,13 +130,15 @@ def options_from_args(args: argparse.Namespace) -> Options:
         windows=tuple(sorted({0, *args.windows})),
         seq_lens=args.seq_lens,
         paths=args.paths,
-        template=args.template,
+        templates=tuple(args.template or ()),
         template_path=args.template_path,
         implementation=args.implementation,
         adapter=chosen_adapter(args.implementation, args.implementation)[1],
         acceptance=args.acceptance,
         protocol=replace(protocol, **overrides),
         schedule=replace(schedule, **rounds),
+        wall_schedule=replace(wall_schedule, **wall_rounds),
+        decoder_view=not args.no_decoder_view,
         growth_calls=growth,
         ort=not args.no_ort,
     )

@@ -22,6 +22,11 @@ RESAMPLES = 2000
 LEVEL = 0.95
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
+FLOOR_BOUND = "FLOOR-BOUND"
+"""A p* gate that stores at the memory floor would already fail: not the kernel's to meet (``floor_verdict``)."""
+
+ACCEPTED = (PASS, FLOOR_BOUND)
+"""Verdicts that let a benchmark run succeed."""
 
 
 @dataclass(frozen=True)
@@ -75,3 +80,19 @@ def verdict(interval: Interval | None, threshold: float) -> tuple[str, str]:
         return FAIL, ""
     return INCONCLUSIVE, (f"the {100 * interval.level:.0f}% interval over {interval.rounds} rounds straddles "
                           "the threshold")
+
+
+def floor_verdict(measured: tuple[str, str], floor: Interval | None, threshold: float) -> tuple[str, str]:
+    """The verdict of an ``at most threshold`` gate whose value has a floor (p* with the window's stores at the
+    memory floor): ``FLOOR_BOUND`` when the floor's whole interval is beyond the threshold (no kernel could pass
+    it); the ``measured`` verdict when the floor's whole interval is within it; where the floor's interval
+    straddles the threshold, a PASS stands and anything else is INCONCLUSIVE (whether the floor allows the gate
+    is not known)."""
+    if floor is None:
+        return measured
+    if floor.low > threshold:
+        return FLOOR_BOUND, ""
+    if floor.high <= threshold or measured[0] == PASS:
+        return measured
+    return INCONCLUSIVE, (f"the floor's {100 * floor.level:.0f}% interval over {floor.rounds} rounds straddles the "
+                          "threshold")

@@ -4,8 +4,14 @@ Gates per (dtype, shape, T):
 
 - ``W=1 overhead``: (verify_1 - verify_0) / verify_0 <= 5%;
 - ``W=4 overhead``: (verify_4 - verify_0) / verify_0 <= 15%;
-- ``p* W=4``, ``p* W=8`` (only where T > 1): the break-even rejection probability <= 20%
-  (an undefined p* - selecting saves nothing - counts as infinite);
+- ``p* W=4``, ``p* W=8`` (only where T > 1): the break-even rejection probability on GPU time <= 20%
+  (an undefined p* - selecting saves nothing - counts as infinite), unless the window's extra bytes stored at
+  the memory floor (``fuzz.bench.store_floor``) would already exceed it: then ``FLOOR-BOUND``, with that
+  floor p* printed beside the measured one (``fuzz.bench.confidence.floor_verdict``);
+- ``stores vs floor W=4``, ``... W=8`` (only where T >= W): the window's cost ``verify_W - verify_0`` at most
+  1.25x the floor of its extra bytes;
+- ``decoder p* W=4``, ``... W=8`` (only where T > 1): p* on the pipelined wall clock, where a rerun is an
+  extra dispatch and a select a rebind (``fuzz.bench.decoder_view``), <= 10%;
 
 and per (dtype, shape, T, W): ``memory live bytes`` == the declared bytes, and ``memory growth``
 == 0 (live bytes, live buffers and allocations over many select-and-resume cycles).
@@ -22,13 +28,16 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .confidence import FAIL, PASS, Interval, Statistic, bootstrap, estimates, verdict
+from .confidence import ACCEPTED, FAIL, PASS, Interval, Statistic, bootstrap, estimates, floor_verdict, verdict
 
 OVERHEAD_LIMITS = {1: 0.05, 4: 0.15}
 """Window -> largest allowed slowdown of verify_W relative to verify_0."""
 
 P_STAR_LIMIT = 0.20
 P_STAR_WINDOWS = (4, 8)
+STORE_RATIO_LIMIT = 1.25
+"""The window's cost over the floor of its extra bytes."""
+DECODER_P_STAR_LIMIT = 0.10
 
 
 @dataclass(frozen=True)
@@ -42,16 +51,25 @@ class Gate:
     comparison: str
     """``"<="`` (a timing gate, judged by ``interval``) or ``"=="`` (an exact memory gate)."""
     unit: str
-    """``"%"`` (values are fractions, shown as percent), ``"bytes"``, or ``""`` (a plain count)."""
+    """``"%"`` (values are fractions, shown as percent), ``"x"`` (a ratio), ``"bytes"``, or ``""`` (a plain count)."""
     interval: Interval | None = None
     """The bootstrap interval of a timing gate (None with fewer than two rounds: inconclusive)."""
+    floor: float | None = None
+    """The value the gate would have with the window's stores at the memory floor (p* gates; None elsewhere)."""
+    floor_interval: Interval | None = None
+    """The bootstrap interval of ``floor`` (None without a floor): decides ``FLOOR-BOUND``."""
 
     @property
     def judgement(self) -> tuple[str, str]:
-        """(verdict, reason): PASS / FAIL / INCONCLUSIVE, and why when inconclusive."""
+        """(verdict, reason): PASS / FAIL / INCONCLUSIVE / FLOOR-BOUND, and why when inconclusive."""
         if self.comparison == "==":
             return (PASS if self.measured == self.threshold else FAIL), ""
-        return verdict(self.interval, self.threshold)
+        measured = verdict(self.interval, self.threshold)
+        if self.floor is None:
+            return measured
+        if self.floor_interval is None:
+            return verdict(None, self.threshold)
+        return floor_verdict(measured, self.floor_interval, self.threshold)
 
     @property
     def verdict(self) -> str:
@@ -59,14 +77,26 @@ class Gate:
 
     @property
     def passed(self) -> bool:
-        return self.verdict == PASS
+        """PASS, or FLOOR-BOUND (a gate the memory floor puts out of any kernel's reach)."""
+        return self.verdict in ACCEPTED
 
     def show(self, value: float | None) -> str:
         if value is None or not np.isfinite(value):
             return "undefined"
         if self.unit == "%":
             return f"{100 * value:.2f}%"
+        if self.unit == "x":
+            return f"{value:.2f}x"
         return f"{value:,.0f} {self.unit}".rstrip()
+
+    @property
+    def floor_text(self) -> str:
+        """``floor 12.10% [11.00%, 13.20%]``, or empty for a gate without a floor."""
+        if self.floor is None:
+            return ""
+        spread = "" if self.floor_interval is None else \
+            f" [{self.show(self.floor_interval.low)}, {self.show(self.floor_interval.high)}]"
+        return f"floor {self.show(self.floor)}{spread}"
 
     @property
     def interval_text(self) -> str:
@@ -85,6 +115,8 @@ class Gate:
         excess = self.measured - self.threshold
         if self.unit == "%":
             return f"by {100 * excess:.2f} pp"
+        if self.unit == "x":
+            return f"by {excess:.2f}x"
         return f"by {excess:+,.0f} {self.unit}".rstrip()
 
     def record(self) -> dict[str, object]:
@@ -92,15 +124,27 @@ class Gate:
         kind, reason = self.judgement
         return {**asdict(self), "verdict": kind, "reason": reason, "passed": self.passed, "margin": self.margin,
                 "measured_text": self.show(self.measured), "threshold_text": self.show(self.threshold),
-                "interval_text": self.interval_text}
+                "interval_text": self.interval_text, "floor_text": self.floor_text}
+
+
+def _estimate(round_medians: Mapping[Hashable, np.ndarray], statistic: Statistic) -> tuple[float | None,
+                                                                                            Interval | None]:
+    """``statistic`` of the series' mean round medians, and its bootstrap interval (None under two rounds)."""
+    rounds = min(len(m) for m in round_medians.values())
+    interval = bootstrap(round_medians, statistic) if rounds >= 2 else None
+    return statistic(estimates(round_medians)), interval
 
 
 def timing_gate(name: str, config: str, round_medians: Mapping[Hashable, np.ndarray], statistic: Statistic,
-                limit: float) -> Gate:
-    """An ``at most limit`` gate on ``statistic`` of the series' round medians, with its bootstrap interval."""
-    rounds = min(len(m) for m in round_medians.values())
-    interval = bootstrap(round_medians, statistic) if rounds >= 2 else None
-    return Gate(name, config, statistic(estimates(round_medians)), limit, "<=", "%", interval)
+                limit: float, unit: str = "%", floor: Statistic | None = None) -> Gate:
+    """An ``at most limit`` gate on ``statistic`` of the series' round medians, with its bootstrap interval;
+    ``floor``: the same quantity with the window's stores at the memory floor, over the same series and rounds."""
+    measured, interval = _estimate(round_medians, statistic)
+    if floor is None:
+        return Gate(name, config, measured, limit, "<=", unit, interval)
+    floor_value, floor_interval = _estimate(round_medians, floor)
+    return Gate(name, config, measured, limit, "<=", unit, interval,
+                np.inf if floor_value is None else floor_value, floor_interval)
 
 
 def overhead(verify_w: float, verify_0: float) -> float:
@@ -121,12 +165,34 @@ def overhead_gates(config: str, verify: Mapping[int, np.ndarray]) -> list[Gate]:
     return found
 
 
-def p_star_gates(config: str, seq_len: int,
-                 by_window: Mapping[int, tuple[Mapping[Hashable, np.ndarray], Statistic]]) -> list[Gate]:
-    """The p* gates for one (dtype, shape, T) (none where T = 1): per window, its series and p* as a statistic."""
+PStarInputs = tuple[Mapping[Hashable, np.ndarray], Statistic, Statistic]
+"""The round medians of the series p* depends on, p* as a statistic of them, and p* at the memory floor."""
+
+
+def p_star_gates(config: str, seq_len: int, by_window: Mapping[int, PStarInputs]) -> list[Gate]:
+    """The p* gates for one (dtype, shape, T) (none where T = 1): per window, its series, p* and floor p*."""
     if seq_len <= 1:
         return []
-    return [timing_gate(f"p* W={w}", config, *by_window[w], P_STAR_LIMIT) for w in P_STAR_WINDOWS if w in by_window]
+    return [timing_gate(f"p* W={w}", config, medians, p_star, P_STAR_LIMIT, floor=floor)
+            for w, (medians, p_star, floor) in sorted(by_window.items()) if w in P_STAR_WINDOWS]
+
+
+def store_ratio_gates(config: str, seq_len: int,
+                      by_window: Mapping[int, tuple[Mapping[Hashable, np.ndarray], Statistic]]) -> list[Gate]:
+    """The stores-vs-floor gates for one (dtype, shape, T): per window ``2 <= W <= T`` of ``P_STAR_WINDOWS``, the
+    series and ``(verify_W - verify_0) / floor`` as a statistic."""
+    return [timing_gate(f"stores vs floor W={w}", config, medians, ratio, STORE_RATIO_LIMIT, unit="x")
+            for w, (medians, ratio) in sorted(by_window.items()) if w in P_STAR_WINDOWS and w <= seq_len]
+
+
+def decoder_p_star_gates(config: str, seq_len: int,
+                         by_window: Mapping[int, tuple[Mapping[Hashable, np.ndarray], Statistic]]) -> list[Gate]:
+    """The decoder-view p* gates for one (dtype, shape, T) (none where T = 1): per window, the wall-clock
+    series and decoder p* as a statistic."""
+    if seq_len <= 1:
+        return []
+    return [timing_gate(f"decoder p* W={w}", config, medians, p_star, DECODER_P_STAR_LIMIT)
+            for w, (medians, p_star) in sorted(by_window.items()) if w in P_STAR_WINDOWS]
 
 
 def memory_gates(config: str, expected: int, bound_bytes: int, growth: dict[str, int]) -> list[Gate]:

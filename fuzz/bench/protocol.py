@@ -147,6 +147,32 @@ def pipelined_wall_sampler(step: Callable[[], None], fence: Callable[[], None], 
     return sample
 
 
+def paired_wall_sampler(first: Callable[[], None], second: Callable[[], None], fence: Callable[[], None],
+                        batch: int) -> Sampler:
+    """Samples of ``first`` minus ``second`` on the pipelined wall clock, per step: each sample times a batch of
+    each (``batch`` steps, then ``fence``) back to back, in alternating order, so that drift of the host between
+    samples cancels in the difference and neither step always goes first."""
+    def timed(step: Callable[[], None]) -> float:
+        start = time.perf_counter_ns()
+        for _ in range(batch):
+            step()
+        fence()
+        return (time.perf_counter_ns() - start) / batch
+
+    def sample(n: int) -> np.ndarray:
+        times = np.empty(n)
+        for i in range(n):
+            if i % 2:
+                later = timed(second)
+                times[i] = timed(first) - later
+            else:
+                earlier = timed(first)
+                times[i] = earlier - timed(second)
+        return times
+
+    return sample
+
+
 def wall_timings(protocol: Protocol, step: Callable[[], None], fence: Callable[[], None]) -> dict[str, Timing]:
     """Both wall clocks of one operation under ``protocol`` (the same number of calls measured in each)."""
     return {

@@ -39,7 +39,18 @@ DEFINITIONS = """\
   PASS: the whole interval within the threshold; FAIL: the whole interval beyond it; otherwise
   INCONCLUSIVE.
 - Memory: live device bytes of one bound call (kernel counters) vs inputs + past_state + output +
-  window (present_state) + 64-byte uniform; growth over many select-and-resume cycles must be 0."""
+  window (present_state) + 64-byte uniform; growth over many select-and-resume cycles must be 0.
+- Extra bytes: the slots a call stores beyond the one a W = 0 call stores ((min(T, W) - 1) slots). Their
+  floor: a plain store kernel writing exactly those bytes (16 bytes per invocation, coalesced) minus the same
+  dispatch storing nothing, on the kernel clock in the same rounds; write bandwidth = bytes / floor. Floor p*:
+  p* with verify_W - verify_0 replaced by the floor. A p* gate whose floor p* interval lies wholly above its
+  threshold is FLOOR-BOUND (no kernel could meet it), printed with the floor p*; stores vs floor:
+  (verify_W - verify_0) / floor at T >= W.
+- Decoder p*: p* on the pipelined wall clock (each call its own submission, back to back, one fence per
+  batch), where a rerun is an extra dispatch of the accepted prefix (measured as [verify_0, rerun] minus
+  [verify_0]) and a select is a rebind (measured as [call, call seeded from the slot] minus [call, call]);
+  every difference, wall_W - wall_0 too, is of two batches timed side by side in each sample, in rounds of
+  their own."""
 
 
 def _us(value: float) -> str:
@@ -89,9 +100,34 @@ def rollback_table(results: dict) -> str:
                            f" {_select_path(p)}" for p in r["per_accepted"])
         rows.append([r["dtype"], r["shape"], r["path"], str(r["T"]), str(r["W"]),
                      _us(r["verify_W_us"] - r["verify_0_us"]),
-                     _us(r["expected_saving_us"]), _p_star(r["p_star"]), detail])
+                     _us(r["expected_saving_us"]), _p_star(r["p_star"]), _p_star(r.get("floor_p_star")), detail])
     return _table(["dtype", "shape", "kernel path", "T", "W", "verify_W - verify_0 us", "E[rerun - select] us", "p*",
-                   "rerun/select us per accepted a (select path)"], rows)
+                   "floor p*", "rerun/select us per accepted a (select path)"], rows)
+
+
+def store_floor_table(results: dict) -> str:
+    """The window's extra bytes against their floor, per windowed configuration that stores extra slots."""
+    rows = []
+    for r in results["rollback"]:
+        if not r.get("extra_bytes"):
+            continue
+        bandwidth = r["write_bandwidth_gb_s"]
+        ratio = r["store_ratio"]
+        rows.append([r["dtype"], r["shape"], r["path"], str(r["T"]), str(r["W"]), f"{r['extra_bytes']:,}",
+                     f"{r['floor_us']:.2f}", "n/a" if bandwidth is None else f"{bandwidth:,.0f}",
+                     f"{r['verify_W_us'] - r['verify_0_us']:.2f}", "undefined" if ratio is None else f"{ratio:.2f}x",
+                     _p_star(r["floor_p_star"]), _p_star(r["p_star"])])
+    return _table(["dtype", "shape", "kernel path", "T", "W", "extra bytes", "floor us", "bytes / floor GB/s",
+                   "verify_W - verify_0 us", "stores / floor", "floor p*", "p*"], rows)
+
+
+def decoder_view_table(results: dict) -> str:
+    """p* on the pipelined wall clock, per configuration with a p* gate."""
+    rows = [[r["dtype"], r["shape"], r["path"], str(r["T"]), str(r["W"]), _us(r["wall_0_us"]),
+             f"{r['window_us']:+.2f}", _us(r["expected_saving_us"]), _p_star(r["p_star"])]
+            for r in results.get("decoder_view", [])]
+    return _table(["dtype", "shape", "kernel path", "T", "W", "wall_0 us", "wall_W - wall_0 us",
+                   "E[rerun - select] us", "decoder p*"], rows)
 
 
 def memory_table(results: dict) -> str:
@@ -126,7 +162,8 @@ def ort_table(results: dict) -> str:
 
 def gates_table(results: dict) -> str:
     rows = [[g["name"], g["config"], g["measured_text"], g["interval_text"], f"{g['comparison']} {g['threshold_text']}",
-             " ".join(part for part in (g["verdict"], g["margin"], g["reason"]) if part)] for g in results["gates"]]
+             " ".join(part for part in (g["verdict"], g["margin"], g.get("floor_text", ""), g["reason"]) if part)]
+            for g in results["gates"]]
     return _table(["gate", "configuration", "measured", "95% interval", "threshold", "verdict"], rows)
 
 
@@ -138,7 +175,7 @@ def _path(row: dict) -> str:
 
 def verdict_counts(results: dict) -> dict[str, int]:
     """How many gates got each verdict."""
-    counts = {"PASS": 0, "FAIL": 0, "INCONCLUSIVE": 0}
+    counts = {"PASS": 0, "FLOOR-BOUND": 0, "FAIL": 0, "INCONCLUSIVE": 0}
     for g in results["gates"]:
         counts[g["verdict"]] += 1
     return counts
@@ -149,7 +186,8 @@ def markdown(results: dict) -> str:
     meta = results["meta"]
     counts = verdict_counts(results)
     protocol, schedule = meta["protocol"], meta["schedule"]
-    warm = "; ".join(f"{w['dtype']} {w['shape']}: {w['passes']} passes over {w['series']} series, "
+    warm = "; ".join(f"{w['dtype']} {w['shape']}{' ' + w['clock'] if 'clock' in w else ''}: {w['passes']} passes "
+                     f"over {w['series']} series, "
                      + ("settled" if w["settled"] else "NOT settled (cap reached)") for w in meta["warm_up"])
     lines = [
         "# LinearAttention state_window benchmark",
@@ -183,6 +221,14 @@ def markdown(results: dict) -> str:
         "",
         rollback_table(results),
         "",
+        "## The window's extra bytes against their floor (kernel clock)",
+        "",
+        store_floor_table(results),
+        "",
+        "## Decoder view (pipelined wall clock)",
+        "",
+        decoder_view_table(results) if results.get("decoder_view") else "not run (--no-decoder-view)",
+        "",
         "## Memory",
         "",
         memory_table(results),
@@ -195,8 +241,8 @@ def markdown(results: dict) -> str:
         "",
         gates_table(results),
         "",
-        f"**{counts['PASS']} of {len(results['gates'])} gates PASS, {counts['FAIL']} FAIL, "
-        f"{counts['INCONCLUSIVE']} INCONCLUSIVE**",
+        f"**{counts['PASS']} of {len(results['gates'])} gates PASS, {counts['FLOOR-BOUND']} FLOOR-BOUND, "
+        f"{counts['FAIL']} FAIL, {counts['INCONCLUSIVE']} INCONCLUSIVE**",
     ]
     if results["skipped"]:
         lines += ["", "Skipped: " + "; ".join(f"{s['dtype']} {s['shape']}: {s['reason']}" for s in results["skipped"])]

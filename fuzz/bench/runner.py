@@ -2,11 +2,13 @@
 
 Per (dtype, shape), every configuration (kernel path, T, W) is bound once (tracking the memory
 counters), together with the prefix reruns that p* needs (W = 0 calls over ``a`` tokens), and all
-their timed series - each call, and the spans that price checkpoint selection - are warmed up until
+their timed series - each call, the spans that price checkpoint selection, and the plain store kernel
+over each size of the window's extra bytes (``fuzz.bench.store_floor``) - are warmed up until
 they settle and then measured in interleaved rounds (``fuzz.bench.rounds``). Gate values and their
-bootstrap intervals come from the round medians (``fuzz.bench.confidence``). Then memory growth
-is checked over many select-and-resume cycles, and at W = 0 the ORT WebGPU EP and the kernel are
-timed with the same wall clocks. The result is one JSON-ready dict.
+bootstrap intervals come from the round medians (``fuzz.bench.confidence``). The decoder's view of
+p* is measured next, in rounds of its own on the pipelined wall clock (``fuzz.bench.decoder_view``).
+Then memory growth is checked over many select-and-resume cycles, and at W = 0 the ORT WebGPU EP and
+the kernel are timed with the same wall clocks. The result is one JSON-ready dict.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from kernels import GpuDevice, KernelUnsupported
 from kernels.linear_attention import LinearAttentionKernel, get_kernel
 from kernels.options import KERNEL_PATHS, ROW_GROUP_CHOICES, KernelOptions
@@ -26,6 +30,7 @@ from kernels.timing import DAWN_TIMESTAMP_QUANTUM_NS
 
 from . import gates
 from .confidence import estimates
+from .decoder_view import WALL, WALL_SCHEDULE, DecoderSeries, decoder_series
 from .kernel_timing import (
     SelectCost,
     SelectSeries,
@@ -37,9 +42,10 @@ from .kernel_timing import (
 )
 from .memory import Snapshot, bind_tracked, memory_record
 from .ort_side import OrtSide, OrtUnavailable
-from .protocol import FULL, Protocol, Sampler, protocol_dict
+from .protocol import FULL, PIPELINED_CLOCK, Protocol, Sampler, protocol_dict
 from .rollback import Acceptance, break_even, expected_saving, represented_rejections
 from .rounds import FULL_SCHEDULE, RoundTimings, Schedule, run_rounds, settle
+from .store_floor import EMPTY, STORE, PlainStore, extra_slots, floor_ns
 from .workload import REFERENCE_SHAPE, UPDATE_RULE, Shape, Workload
 
 Log = Callable[[str], None]
@@ -59,11 +65,11 @@ class Options:
     paths: tuple[str, ...] = ("auto",)
     """Kernel variants (``kernel_variant``: a path of ``KERNEL_PATHS``, optionally ``@`` a bound on the
     row groups, e.g. ``auto@8``, and ``:generic``), measured side by side in the same rounds."""
-    template: Path | None = None
-    """Another WGSL template (e.g. the kernel before a change), measured beside the paths as path
-    ``"template"``, compiled as ``template_path``."""
+    templates: tuple[Path, ...] = ()
+    """Other WGSL templates (e.g. the kernel before a change), measured beside the paths as path ``"template"``
+    (one) or ``"template:STEM"`` (several, by file name), compiled as ``template_path``."""
     template_path: str = "auto"
-    """The variant the template is compiled as (``scalar`` for a kernel before vector columns)."""
+    """The variant the templates are compiled as (``scalar`` for a kernel before vector columns)."""
     implementation: str = "wgpu"
     adapter: str | int | None = None
     acceptance: Acceptance = field(default_factory=Acceptance)
@@ -71,6 +77,9 @@ class Options:
     """The wall-clock protocol (ORT comparison, bind-group host time)."""
     schedule: Schedule = FULL_SCHEDULE
     """Warm-up and rounds of the kernel clock."""
+    wall_schedule: Schedule = WALL_SCHEDULE
+    """Warm-up and rounds of the decoder view's pipelined wall clock."""
+    decoder_view: bool = True
     growth_calls: int = 100
     ort: bool = True
 
@@ -83,6 +92,7 @@ class Options:
             raise ValueError("at least one kernel path is needed")
         for label in (*self.paths, self.template_path):
             kernel_variant(label)
+        template_names(self.templates)
 
 
 def kernel_variant(label: str, base: KernelOptions | None = None) -> KernelOptions:
@@ -111,7 +121,17 @@ CHUNKED = "chunked"
 
 
 TEMPLATE_PATH = "template"
-"""The name under which ``Options.template`` is measured."""
+"""The name under which ``Options.templates`` are measured (``template_names``)."""
+
+
+def template_names(templates: tuple[Path, ...]) -> dict[str, Path]:
+    """The path names of the templates: ``"template"`` for one, ``"template:STEM"`` for each of several."""
+    if len(templates) == 1:
+        return {TEMPLATE_PATH: templates[0]}
+    names = {f"{TEMPLATE_PATH}:{t.stem}": t for t in templates}
+    if len(names) != len(templates):
+        raise ValueError("templates: several templates need different file names")
+    return names
 
 Config = tuple[str, int, int]
 """(kernel path, T, W)."""
@@ -133,11 +153,13 @@ class _Group:
         self.options, self.dtype, self.shape, self.log = options, dtype, shape, log
         self.device = GpuDevice(options.implementation, options.adapter)
         self.kernels = {p: self._kernel(None, p) for p in options.paths}
-        if options.template is not None:
-            self.kernels[TEMPLATE_PATH] = self._kernel(options.template.read_text(), options.template_path)
+        for name, template in template_names(options.templates).items():
+            self.kernels[name] = self._kernel(template.read_text(), options.template_path)
         self.work: dict[Config, Workload] = {}
         self.bound: dict[Config, Snapshot] = {}
         self.select: dict[Config, dict[int, SelectSeries]] = {}
+        self.stores: dict[int, PlainStore] = {}
+        """The plain store kernel over each size of extra bytes (``fuzz.bench.store_floor``)."""
 
     def _kernel(self, template: str | None, label: str) -> LinearAttentionKernel:
         base = KernelOptions(self.options.implementation, self.options.adapter, template)
@@ -161,24 +183,58 @@ class _Group:
         return Workload(self.kernels[path], self.shape, seq_len, window, self.dtype)
 
     def series(self) -> dict[Hashable, Sampler]:
-        """Every timed series: ``("verify", *config)`` for each call, and the selection spans of windowed configs."""
+        """Every timed series: ``("verify", *config)`` for each call, the selection spans of windowed configs, and
+        the plain store kernel over each size of the window's extra bytes."""
         found: dict[Hashable, Sampler] = {("verify", *c): verify_sampler(w) for c, w in self.work.items()}
         for config in self.bound:
             if represented_rejections(*config[1:]):
                 samplers, self.select[config] = select_series(self.work[config], config)
                 found.update(samplers)
+            extra = self.extra_bytes(config)
+            if extra and extra not in self.stores:
+                self.stores[extra] = PlainStore(self.device, extra)
+                found.update(self.stores[extra].series("timestamp-query" in self.device.features))
         return found
+
+    def extra_bytes(self, config: Config) -> int:
+        """The bytes of the slots ``config`` stores beyond the one a ``W = 0`` call stores."""
+        return extra_slots(*config[1:]) * int(np.prod(self.shape.slot_shape())) * np.dtype(self.dtype).itemsize
+
+    def saving(self, config: Config, values: Mapping[Hashable, float]) -> float:
+        """E[prefix_rerun - checkpoint_select | rejection] of a windowed configuration, from one estimate per series."""
+        path, seq_len, window = config
+        selects = self.select[config]
+        rerun = {a: values["verify", path, a, 0] for a in selects}
+        select = {a: s.cost(values) for a, s in selects.items()}
+        return expected_saving(seq_len, window, rerun, select, self.options.acceptance)
 
     def p_star(self, config: Config) -> Callable[[Mapping[Hashable, float]], float | None]:
         """p* of a windowed configuration as a function of one estimate per series."""
-        path, seq_len, window = config
-        selects = self.select[config]
+        verify_0 = ("verify", config[0], config[1], 0)
 
         def statistic(values: Mapping[Hashable, float]) -> float | None:
-            rerun = {a: values["verify", path, a, 0] for a in selects}
-            select = {a: s.cost(values) for a, s in selects.items()}
-            saving = expected_saving(seq_len, window, rerun, select, self.options.acceptance)
-            return break_even(values["verify", *config], values["verify", path, seq_len, 0], saving)
+            return break_even(values["verify", *config], values[verify_0], self.saving(config, values))
+
+        return statistic
+
+    def floor_p_star(self, config: Config) -> Callable[[Mapping[Hashable, float]], float | None]:
+        """p* of a windowed configuration if its extra bytes cost their floor and nothing more."""
+        verify_0, extra = ("verify", config[0], config[1], 0), self.extra_bytes(config)
+
+        def statistic(values: Mapping[Hashable, float]) -> float | None:
+            floor = floor_ns(values, extra) if extra else 0.0
+            return break_even(values[verify_0] + floor, values[verify_0], self.saving(config, values))
+
+        return statistic
+
+    def store_ratio(self, config: Config) -> Callable[[Mapping[Hashable, float]], float | None]:
+        """``(verify_W - verify_0) / floor`` of a configuration with extra bytes; None where the floor is not
+        positive (a store kernel no slower than its empty dispatch: nothing to compare with)."""
+        verify_0, extra = ("verify", config[0], config[1], 0), self.extra_bytes(config)
+
+        def statistic(values: Mapping[Hashable, float]) -> float | None:
+            floor = floor_ns(values, extra)
+            return None if floor <= 0 else (values["verify", *config] - values[verify_0]) / floor
 
         return statistic
 
@@ -217,23 +273,78 @@ class _Group:
                 p_star = {w: self._p_star_inputs(timings, (path, seq_len, w)) for w in self.options.windows
                           if (path, seq_len, w) in self.select}
                 found += gates.p_star_gates(config_text, seq_len, p_star)
+                ratios = {w: (timings.round_medians(self._ratio_names((path, seq_len, w))),
+                              self.store_ratio((path, seq_len, w)))
+                          for w in self.options.windows if self.extra_bytes((path, seq_len, w))
+                          and w <= seq_len}
+                found += gates.store_ratio_gates(config_text, seq_len, ratios)
         rollback = [self._rollback_row(timings, config) for config in self.select]
-        return {"rows": rows, "rollback": rollback, "ort": ort_rows, "gates": found + memory,
-                "warm_up": [{"dtype": self.dtype, "shape": self.shape.label, "series": len(series), **warm.record()}]}
+        decoder_rows, decoder_gates, wall_warm = self._decoder_view() if self.options.decoder_view else ([], [], [])
+        warm_up = [{"dtype": self.dtype, "shape": self.shape.label, "series": len(series), "clock": timings.clock,
+                    **warm.record()}, *wall_warm]
+        return {"rows": rows, "rollback": rollback, "decoder_view": decoder_rows, "ort": ort_rows,
+                "gates": found + decoder_gates + memory, "warm_up": warm_up}
 
-    def _p_star_inputs(self, timings: RoundTimings, config: Config) -> tuple[dict, Callable]:
-        """The round medians p* of ``config`` depends on, and p* as a statistic of them."""
+    def _decoder_configs(self) -> list[Config]:
+        """The configurations with a p* gate: windows of ``gates.P_STAR_WINDOWS`` at ``T > 1``."""
+        return [c for c in self.select if c[1] > 1 and c[2] in gates.P_STAR_WINDOWS]
+
+    def _decoder_view(self) -> tuple[list[dict], list[gates.Gate], list[dict]]:
+        """Decoder p* of every configuration with a p* gate, in rounds of the pipelined wall clock: its rows,
+        gates and warm-up record."""
+        configs = self._decoder_configs()
+        if not configs:
+            return [], [], []
+        samplers: dict[Hashable, Sampler] = {}
+        names: dict[Config, DecoderSeries] = {}
+        for config in configs:
+            found, names[config] = decoder_series(self.work, config, self.options.protocol.batch)
+            samplers.update(found)
+        schedule = self.options.wall_schedule
+        walls = {name: s for name, s in samplers.items() if isinstance(name, tuple) and name[0] == WALL}
+        warm = settle(walls, schedule)
+        self.log(f"  {self.dtype} {self.shape.label}: decoder view, {len(samplers)} wall-clock series; warm-up "
+                 f"{warm.passes} passes ({'settled' if warm.settled else 'NOT settled'}); {schedule.rounds} rounds")
+        timings = run_rounds(samplers, schedule, PIPELINED_CLOCK)
+        rows, found_gates = [], []
+        acceptance = self.options.acceptance
+        for path in self.kernels:
+            for seq_len in self.options.seq_lens:
+                by_window = {c[2]: (timings.round_medians(names[c].names), names[c].statistic(acceptance))
+                             for c in configs if c[:2] == (path, seq_len)}
+                found_gates += gates.decoder_p_star_gates(_label(self.dtype, self.shape, path, seq_len), seq_len,
+                                                          by_window)
+        for config in configs:
+            values = estimates(timings.round_medians(names[config].names))
+            series = names[config]
+            wall_0 = float(np.mean(timings.round_medians([series.verify_0])[series.verify_0]))
+            rows.append({"dtype": self.dtype, "shape": self.shape.label, "path": config[0], "T": config[1],
+                         "W": config[2], "wall_0_us": wall_0 / 1e3, "window_us": values[series.cost] / 1e3,
+                         "expected_saving_us": series.saving(values, acceptance) / 1e3,
+                         "p_star": series.statistic(acceptance)(values)})
+        warm_record = {"dtype": self.dtype, "shape": self.shape.label, "series": len(samplers),
+                       "clock": PIPELINED_CLOCK, **warm.record()}
+        return rows, found_gates, [warm_record]
+
+    def _ratio_names(self, config: Config) -> list[Hashable]:
+        """The series of the window's cost and the floor of its extra bytes."""
+        extra = self.extra_bytes(config)
+        return [("verify", *config), ("verify", config[0], config[1], 0), (STORE, extra), (EMPTY, extra)]
+
+    def _p_star_inputs(self, timings: RoundTimings, config: Config) -> gates.PStarInputs:
+        """The round medians p* of ``config`` depends on (with the floor of its extra bytes), p* and floor p*."""
         path, seq_len, _ = config
-        names: set[Hashable] = {("verify", *config), ("verify", path, seq_len, 0)}
+        names = set(self._ratio_names(config)) if self.extra_bytes(config) else set()
+        names |= {("verify", *config), ("verify", path, seq_len, 0)}
         for a, select in self.select[config].items():
             names |= {("verify", path, a, 0), select.baseline, select.copy}
             if select.rebind is not None:
                 names.add(select.rebind)
-        return timings.round_medians(sorted(names, key=str)), self.p_star(config)
+        return timings.round_medians(sorted(names, key=str)), self.p_star(config), self.floor_p_star(config)
 
     def _rollback_row(self, timings: RoundTimings, config: Config) -> dict:
         path, seq_len, window = config
-        medians, statistic = self._p_star_inputs(timings, config)
+        medians, statistic, floor_statistic = self._p_star_inputs(timings, config)
         values = estimates(medians)
         work = self.work[config]
         probabilities = self.options.acceptance.probabilities(seq_len)
@@ -254,7 +365,19 @@ class _Group:
                 "per_accepted": per_accepted,
                 "expected_saving_us": expected_saving(seq_len, window, rerun, select_ns,
                                                       self.options.acceptance) / 1e3,
-                "p_star": statistic(values)}
+                "p_star": statistic(values), **self._floor_record(config, values, floor_statistic)}
+
+    def _floor_record(self, config: Config, values: Mapping[Hashable, float],
+                      floor_statistic: Callable[[Mapping[Hashable, float]], float | None]) -> dict[str, object]:
+        """The window's extra bytes, their floor, the write bandwidth it implies, floor p* and the stores' ratio."""
+        extra = self.extra_bytes(config)
+        if not extra:
+            return {"extra_bytes": 0, "floor_us": 0.0, "write_bandwidth_gb_s": None, "floor_p_star": 0.0,
+                    "store_ratio": None}
+        floor = floor_ns(values, extra)
+        return {"extra_bytes": extra, "floor_us": floor / 1e3,
+                "write_bandwidth_gb_s": extra / floor if floor > 0 else None,
+                "floor_p_star": floor_statistic(values), "store_ratio": self.store_ratio(config)(values)}
 
     def _ort_row(self, work: Workload, path: str, seq_len: int, ort: OrtSide) -> dict:
         row: dict = {"dtype": self.dtype, "shape": self.shape.label, "path": path, "T": seq_len}
@@ -270,6 +393,8 @@ class _Group:
     def release(self) -> None:
         for work in self.work.values():
             work.release()
+        for store in self.stores.values():
+            store.release()
 
 
 def _select_record(cost: SelectCost) -> dict[str, object]:
@@ -294,7 +419,8 @@ def run_benchmark(options: Options, log: Log = print) -> dict:
     log(f"device: {device.description} ({options.implementation} {device.version}); "
         f"subgroup size {device.subgroup_size or 'n/a (no subgroups feature)'}")
     log(f"ORT WebGPU EP: {ort_note}")
-    collected: dict[str, list] = {"rows": [], "rollback": [], "ort": [], "gates": [], "warm_up": []}
+    collected: dict[str, list] = {"rows": [], "rollback": [], "decoder_view": [], "ort": [], "gates": [],
+                                  "warm_up": []}
     skipped = []
     started = time.perf_counter()
     for dtype in options.dtypes:
@@ -323,9 +449,10 @@ def run_benchmark(options: Options, log: Log = print) -> dict:
             "kernel_clock": "gpu-timestamp" if "timestamp-query" in device.features else "wall-fenced",
             "clock_note": DAWN_CLOCK_NOTE if options.implementation == "dawn" else "",
             "ort_webgpu": ort_note,
-            "paths": [*options.paths, *([f"{TEMPLATE_PATH} ({options.template})"] if options.template else [])],
+            "paths": [*options.paths, *(f"{name} ({t})" for name, t in template_names(options.templates).items())],
             "protocol": protocol_dict(options.protocol),
             "schedule": asdict(options.schedule),
+            "wall_schedule": asdict(options.wall_schedule) if options.decoder_view else None,
             "warm_up": collected["warm_up"],
             "acceptance": options.acceptance.label,
             "update_rule": UPDATE_RULE,
@@ -338,6 +465,7 @@ def run_benchmark(options: Options, log: Log = print) -> dict:
         },
         "configurations": collected["rows"],
         "rollback": collected["rollback"],
+        "decoder_view": collected["decoder_view"],
         "ort_comparison": collected["ort"],
         "skipped": skipped,
         "gates": [g.record() for g in found],

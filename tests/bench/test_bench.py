@@ -99,9 +99,11 @@ def test_bootstrap_resamples_whole_rounds_together() -> None:
 
 
 def test_p_star_gates() -> None:
-    assert gates.p_star_gates("cfg", 1, {4: ({"x": np.ones(3)}, lambda v: 0.5)}) == []
+    assert gates.p_star_gates("cfg", 1, {4: ({"x": np.ones(3)}, lambda v: 0.5, lambda v: 0.0)}) == []
     tight = {"x": _rounds(1.0, 0.0)}
-    found = {g.name: g for g in gates.p_star_gates("cfg", 8, {4: (tight, lambda v: 0.19), 8: (tight, lambda v: None)})}
+    floor = lambda v: 0.05  # noqa: E731 - stores at the floor would leave the gate well within reach
+    found = {g.name: g for g in gates.p_star_gates("cfg", 8, {4: (tight, lambda v: 0.19, floor),
+                                                              8: (tight, lambda v: None, floor)})}
     assert set(found) == {"p* W=4", "p* W=8"}
     assert found["p* W=4"].passed
     undefined = found["p* W=8"]  # selecting saves nothing: p* is infinite in every resample
@@ -199,7 +201,7 @@ def test_subcommand_and_quick_defaults() -> None:
     assert args.func.__name__ == "run_from_args"
     assert options.windows == (0, 4) and options.shapes == (QUICK_SHAPE,)
     assert options.acceptance.label == "geometric:0.7" and options.protocol.iterations < 200
-    assert options.paths == ("auto", "scalar", "workgroup@32") and options.template == Path("old.wgsl")
+    assert options.paths == ("auto", "scalar", "workgroup@32") and options.templates == (Path("old.wgsl"),)
     assert options.template_path == "scalar"
     assert options.schedule.rounds == 5 and options.schedule.per_round < 60
 
@@ -236,7 +238,14 @@ def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
     selects = [p for r in results["rollback"] for p in r["per_accepted"]]
     assert selects and all(p["select_path"] == "rebind" and p["copy_us"] is not None for p in selects)
     assert {(r["dtype"], r["T"]) for r in results["ort_comparison"]} == {(d, t) for d, t, w in measured if w == 0}
-    assert {g["verdict"] for g in results["gates"]} <= {"PASS", "FAIL", "INCONCLUSIVE"}
+    assert {g["verdict"] for g in results["gates"]} <= {"PASS", "FLOOR-BOUND", "FAIL", "INCONCLUSIVE"}
+    # the window's extra bytes (T = 4: 3 slots at W = 4 and W = 8) against the plain store kernel's floor
+    floors = {(r["dtype"], r["W"]): r["extra_bytes"] for r in results["rollback"] if r["T"] == 4}
+    assert {floors[d, w] for d, w in floors if d == "float32"} == {3 * 2 * 8 * 8 * 4}
+    names = {g["name"] for g in results["gates"]}
+    assert {"stores vs floor W=4", "decoder p* W=4", "decoder p* W=8"} <= names
+    assert "stores vs floor W=8" not in names  # T = 4 < W = 8
+    assert {(r["T"], r["W"]) for r in results["decoder_view"] if r["dtype"] == "float32"} == {(4, 4), (4, 8)}
     timing = [g for g in results["gates"] if g["comparison"] == "<="]
     assert timing and all(g["interval"]["rounds"] == 2 for g in timing)
     assert all(w["passes"] >= 1 for w in results["meta"]["warm_up"]) and results["meta"]["schedule"]["rounds"] == 2

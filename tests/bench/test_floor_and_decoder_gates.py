@@ -1,0 +1,158 @@
+"""The rollback gates against the memory floor and in the decoder's view: verdict logic, floor math, and the
+plain store kernel on this machine's adapter (a few KiB: it must store exactly what it says, and nothing when
+empty). No timed assertions: the values are synthetic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fuzz.bench import confidence, gates, protocol
+from fuzz.bench.cli import main
+from fuzz.bench.confidence import FAIL, FLOOR_BOUND, INCONCLUSIVE, PASS, Interval
+from fuzz.bench.decoder_view import RERUN, SELECT, WALL, WINDOW, DecoderSeries
+from fuzz.bench.report import verdict_counts
+from fuzz.bench.rollback import Acceptance
+from fuzz.bench.runner import TEMPLATE_PATH, template_names
+from fuzz.bench.store_floor import EMPTY, STORE, PlainStore, extra_slots, floor_ns, stored_bytes
+
+
+def _interval(low: float, high: float) -> Interval:
+    return Interval(low, high, 0.95, 2000, 10)
+
+
+def _flat(value: float, rounds: int = 10) -> np.ndarray:
+    return np.full(rounds, value)
+
+
+@pytest.mark.parametrize(("measured", "floor", "expected"), [
+    ((FAIL, ""), _interval(0.22, 0.25), FLOOR_BOUND),       # the floor alone fails the gate
+    ((PASS, ""), _interval(0.21, 0.30), FLOOR_BOUND),       # FLOOR-BOUND whatever was measured
+    ((FAIL, ""), _interval(0.10, 0.12), FAIL),              # the floor allows it: the measured verdict stands
+    ((INCONCLUSIVE, "x"), _interval(0.10, 0.12), INCONCLUSIVE),
+    ((PASS, ""), _interval(0.18, 0.23), PASS),              # met even though the floor may not allow it
+    ((FAIL, ""), _interval(0.18, 0.23), INCONCLUSIVE),      # floor-bound or not: not known
+    ((FAIL, ""), _interval(0.20, 0.20), FAIL),              # at the threshold the floor still allows the gate
+])
+def test_floor_verdict(measured: tuple[str, str], floor: Interval, expected: str) -> None:
+    kind, reason = confidence.floor_verdict(measured, floor, 0.20)
+    assert kind == expected
+    assert ("floor's 95% interval" in reason) == (expected == INCONCLUSIVE and measured[0] != INCONCLUSIVE)
+
+
+def test_a_floor_bound_p_star_gate_passes_and_prints_its_floor() -> None:
+    """p* 27% measured, 24% at the floor: FLOOR-BOUND, accepted, the floor printed beside it; the same p* with a
+    floor of 12% FAILs."""
+    series = {"x": _flat(1.0)}
+    bound, beatable = gates.p_star_gates("cfg", 8, {8: (series, lambda v: 0.27, lambda v: 0.24),
+                                                    4: (series, lambda v: 0.27, lambda v: 0.12)})[::-1]
+    assert (bound.name, beatable.name) == ("p* W=8", "p* W=4")
+    assert bound.verdict == FLOOR_BOUND and bound.passed and bound.margin == ""
+    assert bound.floor_text == "floor 24.00% [24.00%, 24.00%]" and bound.record()["floor_text"] == bound.floor_text
+    assert beatable.verdict == FAIL and not beatable.passed and beatable.margin == "by 7.00 pp"
+    undefined = gates.p_star_gates("cfg", 8, {8: (series, lambda v: None, lambda v: None)})[0]
+    assert undefined.verdict == FLOOR_BOUND  # selecting saves nothing: no store form can make the window pay
+    single = gates.p_star_gates("cfg", 8, {8: ({"x": _flat(1.0, 1)}, lambda v: 0.27, lambda v: 0.24)})[0]
+    assert single.verdict == INCONCLUSIVE  # one round: no interval, for the floor either
+
+
+def test_store_ratio_gates_only_where_the_window_fits_the_call() -> None:
+    series = {"x": _flat(1.0)}
+    by_window = {1: (series, lambda v: 0.0), 4: (series, lambda v: 1.30), 8: (series, lambda v: 1.10)}
+    assert [g.name for g in gates.store_ratio_gates("cfg", 4, by_window)] == ["stores vs floor W=4"]
+    four, eight = gates.store_ratio_gates("cfg", 8, by_window)
+    assert four.verdict == FAIL and four.margin == "by 0.05x" and four.show(four.measured) == "1.30x"
+    assert eight.verdict == PASS and eight.threshold == gates.STORE_RATIO_LIMIT == 1.25 and eight.floor is None
+    noisy = {"x": 1.0 + 0.2 * np.random.default_rng(0).uniform(-1, 1, 10)}
+    straddling = gates.store_ratio_gates("cfg", 8, {8: (noisy, lambda v: 1.2 * v["x"])})[0]
+    assert straddling.verdict == INCONCLUSIVE
+
+
+def test_decoder_p_star_gates_hold_p_star_to_ten_percent() -> None:
+    series = {"x": _flat(1.0)}
+    assert gates.decoder_p_star_gates("cfg", 1, {8: (series, lambda v: 0.0)}) == []
+    four, eight = gates.decoder_p_star_gates("cfg", 8, {8: (series, lambda v: 0.11), 4: (series, lambda v: 0.02)})
+    assert (four.name, four.verdict, eight.name, eight.verdict) == ("decoder p* W=4", PASS, "decoder p* W=8", FAIL)
+    assert eight.threshold == gates.DECODER_P_STAR_LIMIT == 0.10
+
+
+def test_extra_slots_and_floor() -> None:
+    assert [extra_slots(8, w) for w in (0, 1, 4, 8)] == [0, 0, 3, 7]
+    assert [extra_slots(4, w) for w in (4, 8)] == [3, 3]  # T < W: the call stores T slots (zeros known)
+    assert extra_slots(1, 8) == 0
+    assert floor_ns({(STORE, 64): 5.5, (EMPTY, 64): 4.0}, 64) == 1.5
+    assert stored_bytes(17) == 32 and stored_bytes(32) == 32
+
+
+def test_decoder_series_prices_a_rerun_as_an_extra_dispatch() -> None:
+    """T = 4, W = 4: a = 1, 2, 3 represented, each 1/4. Each series is already a difference: the window's cost,
+    a rerun ([verify_0, prefix] - [verify_0]), a select ([call, next] - [call, call]); p* = cost / E[rerun - select]."""
+    names = DecoderSeries(4, 4, (WALL, "auto", 4, 0), (WINDOW, "auto", 4, 4),
+                          {a: (RERUN, "auto", 4, a) for a in (1, 2, 3)},
+                          {a: (SELECT, "auto", 4, 4, a) for a in (1, 2, 3)})
+    values = {names.cost: 2.0, **{name: 40.0 + a for a, name in names.reruns.items()},
+              **{name: 1.0 for name in names.selects.values()}}
+    # rerun(a) = 40 + a, select = 1: E = (40 + 41 + 42) / 4
+    assert names.saving(values, Acceptance()) == pytest.approx(123.0 / 4)
+    assert names.statistic(Acceptance())(values) == pytest.approx(2.0 / (123.0 / 4))
+    assert len(names.names) == 7 and names.verify_0 not in names.names
+    assert names.statistic(Acceptance())({**values, **{n: 1.0 for n in names.reruns.values()}}) is None
+
+
+def test_paired_wall_sampler_subtracts_side_by_side_batches_in_alternating_order(monkeypatch) -> None:
+    """A clock that advances by what each step costs: 3 per ``first``, 1 per ``second``, 5 per fence; each sample
+    is (first - second) per step, the fence cancelling; the order alternates so neither always runs first."""
+    clock, order = [0], []
+
+    def advance(by: int, name: str) -> None:
+        clock[0] += by
+        order.append(name)
+
+    monkeypatch.setattr(protocol.time, "perf_counter_ns", lambda: clock[0])
+    sample = protocol.paired_wall_sampler(lambda: advance(3, "a"), lambda: advance(1, "b"),
+                                          lambda: advance(5, "fence"), batch=2)
+    np.testing.assert_array_equal(sample(3), [2.0, 2.0, 2.0])
+    batches = [name for name in order if name != "fence"][::2]
+    assert batches == ["a", "b", "b", "a", "a", "b"]
+
+
+def test_verdict_counts_and_template_names() -> None:
+    counts = verdict_counts({"gates": [{"verdict": v} for v in (PASS, FLOOR_BOUND, FLOOR_BOUND, FAIL)]})
+    assert counts == {"PASS": 1, "FLOOR-BOUND": 2, "FAIL": 1, "INCONCLUSIVE": 0}
+    assert template_names((Path("a/old.wgsl"),)) == {TEMPLATE_PATH: Path("a/old.wgsl")}
+    assert list(template_names((Path("old.wgsl"), Path("b/ring.wgsl")))) == ["template:old", "template:ring"]
+    with pytest.raises(ValueError, match="different file names"):
+        template_names((Path("a/k.wgsl"), Path("b/k.wgsl")))
+
+
+def test_plain_store_kernel_stores_every_vector_and_the_empty_one_none(need) -> None:
+    """The floor's instrument on this machine's adapter: the store dispatch writes its pattern over the whole
+    buffer, the empty dispatch (the same workgroups) writes nothing."""
+    from kernels.device import get_device
+
+    need("wgpu")
+    device = get_device("wgpu")
+    store = PlainStore(device, 3 * 4096 + 16)
+    try:
+        device.upload(np.zeros(store.buffer.shape, np.uint32), "zeros", into=store.buffer)
+        store.sampler(EMPTY, "timestamp-query" in device.features)(1)
+        assert not device.download(store.buffer).any()
+        times = store.sampler(STORE, "timestamp-query" in device.features)(2)
+        assert times.shape == (2,) and (times > 0).all()
+        words = device.download(store.buffer).reshape(-1, 4)
+        index = np.arange(len(words), dtype=np.uint32)
+        np.testing.assert_array_equal(words, np.stack([index, index ^ 1, index ^ 2, index ^ 3], axis=1))
+    finally:
+        store.release()
+
+
+def test_usage_errors_for_templates(tmp_path: Path, capsys) -> None:
+    """Two templates of one file name cannot be told apart in the report: one line, exit 2."""
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "k.wgsl").write_text("")
+    status = main(["--quick", "--out", str(tmp_path / "out"), "--template", str(tmp_path / "a" / "k.wgsl"),
+                   "--template", str(tmp_path / "b" / "k.wgsl")])
+    assert status == 2 and "different file names" in capsys.readouterr().err
