@@ -1,4 +1,4 @@
-"""Hypothesis strategies for valid CausalConvWithState calls (``docs/spec-causal-conv.md``), named for the domain.
+"""Hypothesis strategies for valid CausalConvWithState calls (``docs/spec.md §7``), named for the domain.
 
 A case is drawn in three layers, as LinearAttention's are (``fuzz.engine.strategies``):
 

@@ -1,4 +1,4 @@
-"""The float64 reference of CausalConvWithState: the contract of ``docs/spec-causal-conv.md`` as code.
+"""The float64 reference of CausalConvWithState: the contract of ``docs/spec.md §7`` as code.
 
 One call reads a *virtual sequence* along the causal axis: the ``L`` positions of the seed state
 (``past_state``, or its slot ``W-1``; zeros when absent) followed by the call's ``T`` positions.

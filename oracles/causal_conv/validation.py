@@ -5,7 +5,7 @@ the input or attribute, what was expected and what was received. ``validate`` ch
 first, then each array on its own (type, dtype, rank), then how the arrays fit together, and
 returns the call's ``ConvDims``.
 
-Layouts (``docs/spec-causal-conv.md``):
+Layouts (``docs/spec.md §7``):
 
 - channels first (the default): ``input`` is ``(B, C, *S, T)`` with ``ndim`` spatial axes, the last
   one (of length ``T``) causal; one state slot is ``(B, C, *S, L)``;
