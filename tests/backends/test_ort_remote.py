@@ -49,7 +49,7 @@ def _cpu_only_model() -> bytes:
 
 def test_a_node_the_ep_cannot_take_is_not_run_on_the_cpu(build):
     with pytest.raises(Unsupported, match=r"fallback to CPU EP has been explicitly disabled|placement"):
-        build._session_of(_cpu_only_model())
+        build._session_of(_cpu_only_model(), "LinearAttention")
 
 
 def _kill_mid_request(monkeypatch, build: RemoteOrtBackend, victims) -> None:

@@ -48,5 +48,6 @@ def test_a_campaign_exports_each_onnx_runtime_finding_beside_its_entry(tmp_path,
                    "--backends", "oracle,support.fakes:SharedBetaAt050", "--out", str(out)])
     assert status == 1
     [entry] = [p.parent for p in (out / "corpus").rglob("entry.json")]
-    assert sorted(p.name for p in (entry / "upstream").iterdir()) == ["ISSUE.md", "model.onnx", "repro.py",
-                                                                     "test_data_set_0"]
+    assert sorted(p.name for p in (entry / "upstream").iterdir()) == [
+        "ISSUE.md", "case.json", "model.onnx", "repro-core.mjs", "repro.html", "repro.mjs", "repro.py", "serve.mjs",
+        "test_data_set_0"]
