@@ -12,6 +12,7 @@ state bindings; it runs on the generic pipeline of each dtype (one compilation p
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -95,8 +96,8 @@ def test_leading_slots_are_exact_zeros_whatever_the_buffer_held(implementation: 
     call = replace(ALIGNED, seq_len=1, channel_axes=(5,))
     inputs = call.inputs(np.random.default_rng(7))
     expected = reference(**inputs, **call.attrs)
-    tensors = {name: device.upload(x, name) for name, x in inputs.items()}
-    garbage = np.full(call.state_shape, np.nan, dtype=call.dtype)
+    tensors: dict[str, Any] = {name: device.upload(x, name) for name, x in inputs.items()}
+    garbage: np.ndarray = np.full(call.state_shape, np.nan, dtype=call.dtype)
     present = device.upload(garbage, "present_state")
     bound = kernel.prepare(**tensors, **call.attrs, present_state=present)
     try:
@@ -109,7 +110,8 @@ def test_leading_slots_are_exact_zeros_whatever_the_buffer_held(implementation: 
             assert bound.zero_skips == skips, f"{step}: {bound.zero_skips} dispatches skipped the zeros"
         device.upload(garbage, "present_state", into=present)
         bound.dispatch()
-        expected.assert_matches(*device.download_all([bound.output, present]), "dispatch after an upload")
+        output, state = device.download_all([bound.output, present])
+        expected.assert_matches(output, state, "dispatch after an upload")
         assert bound.zero_skips == 1, "an upload leaves no zeros known"
     finally:
         bound.release()
@@ -143,8 +145,9 @@ def test_results_are_reproducible_bit_for_bit(implementation: str) -> None:
     call = ConvCall(batch=2, channel_axes=(9,), kernel_size=3, seq_len=2, state_window=5, activation="silu")
     inputs = call.inputs(np.random.default_rng(3))
     first = causal_conv(**inputs, **call.attrs, implementation=implementation)
-    runs = [causal_conv(**inputs, **call.attrs, implementation=implementation) for _ in range(2)]
-    tensors = {name: device.upload(x, name) for name, x in inputs.items()}
+    runs: list[tuple[np.ndarray, ...]] = [causal_conv(**inputs, **call.attrs, implementation=implementation)
+                                          for _ in range(2)]
+    tensors: dict[str, Any] = {name: device.upload(x, name) for name, x in inputs.items()}
     present = device.upload(np.full(call.state_shape, np.inf, dtype=call.dtype), "present_state")
     output = device.upload(np.full(inputs["input"].shape, np.nan, dtype=call.dtype), "output")
     bound = kernel.prepare(**tensors, **call.attrs, output=output, present_state=present)
@@ -182,7 +185,7 @@ def test_fp16_outputs_are_rounded_once(implementation: str) -> None:
 def chain_reference(call: ConvCall, inputs: dict[str, np.ndarray], seed: np.ndarray, tokens: np.ndarray
                     ) -> ConvReference:
     """The reference of a call of ``tokens`` resuming from ``seed`` (slot W-1 of its past state)."""
-    past = np.zeros(call.state_shape, dtype=call.dtype)
+    past: np.ndarray = np.zeros(call.state_shape, dtype=call.dtype)
     past[-1] = seed
     return reference(tokens, inputs["weight"], inputs.get("bias"), past, **call.attrs)
 
@@ -204,7 +207,7 @@ def test_select_and_resume_equals_running_the_accepted_prefix(implementation: st
     call = ALIGNED if aligned else replace(ALIGNED, channel_axes=(5,))
     rng = np.random.default_rng(11)
     inputs = call.inputs(rng)
-    tensors = {name: device.upload(x, name) for name, x in inputs.items()}
+    tensors: dict[str, Any] = {name: device.upload(x, name) for name, x in inputs.items()}
     bound = kernel.prepare(**tensors, **call.attrs, present_state=tensors["past_state"] if aliased else None)
     seed = inputs["past_state"][-1]
     current, paths = bound, []
@@ -212,6 +215,7 @@ def test_select_and_resume_equals_running_the_accepted_prefix(implementation: st
         for step, accepted in enumerate(CHAIN):
             tokens = call.tokens(rng)
             device.upload(tokens, "input", into=tensors["input"])
+            assert current.seed is not None
             saved = kernel.save_seed(current.seed) if aliased and accepted == 0 else None
             current.dispatch()
             output, state = device.download_all([current.output, current.present_state])
@@ -243,7 +247,7 @@ def test_pipelines_specialised_on_the_shape_agree_with_the_generic_ones(implemen
         call = ConvCall(batch=batch, channel_axes=(3, 4), channels_last=True, kernel_size=3, dilation=2,
                         seq_len=seq_len, state_window=window, activation="silu")
         inputs = call.inputs(np.random.default_rng(seq_len))
-        tensors = {name: generic.device.upload(x, name) for name, x in inputs.items()}
+        tensors: dict[str, Any] = {name: generic.device.upload(x, name) for name, x in inputs.items()}
         results = []
         for kernel in (generic, special):
             bound = kernel.prepare(**tensors, **call.attrs)
@@ -254,7 +258,7 @@ def test_pipelines_specialised_on_the_shape_agree_with_the_generic_ones(implemen
             bound.present_state.release()
         for tensor in tensors.values():
             tensor.release()
-        reference(**inputs, **call.attrs).assert_matches(*results[1], f"specialised {call}")
+        reference(**inputs, **call.attrs).assert_matches(results[1][0], results[1][1], f"specialised {call}")
         if generic.device.software:
             for name, got, expected in zip(("output", "present_state"), *results, strict=True):
                 assert_bitwise(got, expected, f"{name} of {call}, specialised against generic")

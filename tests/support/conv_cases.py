@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pytest
 
 from kernels.causal_conv import CausalConvKernel, get_kernel
+from kernels.conv_call import ConvDims
 from kernels.device import DeviceUnavailable, FeatureMissing
 
 IMPLEMENTATIONS = ("wgpu", "dawn")
@@ -45,7 +47,8 @@ class ConvCall:
     bias: bool = True
     past: bool = True
     dtype: type = np.float32
-    attrs: dict = field(init=False, repr=False, compare=False)
+    attrs: dict[str, Any] = field(init=False, repr=False, compare=False)
+    """The op's attributes, as ``causal_conv`` and ``reference`` take them."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "attrs", {"activation": self.activation, "dilation": self.dilation,
@@ -57,18 +60,12 @@ class ConvCall:
         return int(np.prod(self.channel_axes))
 
     @property
-    def state_len(self) -> int:
-        return (self.kernel_size - 1) * self.dilation
-
-    @property
-    def slot_shape(self) -> tuple[int, ...]:
-        if self.channels_last:
-            return (self.batch, self.state_len, *self.channel_axes)
-        return (self.batch, self.channels, self.state_len)
-
-    @property
     def state_shape(self) -> tuple[int, ...]:
-        return (self.state_window, *self.slot_shape) if self.state_window else self.slot_shape
+        """The shape of the past state (the kernel's ``ConvDims.state_shape``)."""
+        return ConvDims(batch=self.batch, channels=self.channels, seq_len=self.seq_len, kernel_size=self.kernel_size,
+                        dilation=self.dilation, state_window=self.state_window, channels_last=self.channels_last,
+                        activation=self.activation, dtype=np.dtype(self.dtype), has_bias=self.bias,
+                        has_past=self.past, output_shape=(), channel_axes=self.channel_axes).state_shape
 
     def tokens(self, rng: np.random.Generator, seq_len: int | None = None) -> np.ndarray:
         """The input of ``seq_len`` tokens (default: the call's)."""
@@ -76,7 +73,7 @@ class ConvCall:
         shape = (self.batch, t, *self.channel_axes) if self.channels_last else (self.batch, self.channels, t)
         return rng.standard_normal(shape).astype(self.dtype)
 
-    def inputs(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    def inputs(self, rng: np.random.Generator) -> dict[str, Any]:
         """Standard-normal input, weight and bias, and a past state every slot of which is non-zero."""
         arrays = {"input": self.tokens(rng),
                   "weight": (rng.standard_normal((self.channels, 1, self.kernel_size)) / np.sqrt(self.kernel_size))}
