@@ -241,7 +241,7 @@ class ResidentKernel:
             self._pipelines.popitem(last=False)
         return pipeline
 
-    def bind(self, dims: Any, inputs: Mapping[str, DeviceTensor | None], output: DeviceTensor | None,
+    def bind(self, dims: CallShape, inputs: Mapping[str, DeviceTensor | None], output: DeviceTensor | None,
              present_state: DeviceTensor | None) -> BoundCall:
         """Bind a validated, supported call: the common end of an op's ``prepare``.
 
