@@ -20,7 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .conv_call import ConvDims, conv_dims
+from .conv_call import ConvDims, conv_dims, ndim_unsupported
 from .device import DeviceTensor, GpuDevice, KernelUnsupported, get_device
 from .resident import BoundCall, ResidentKernel, run_cached, stand_in
 from .shader import fill_template, kernel_file
@@ -79,8 +79,8 @@ class ConvParams:
         """The uniform of a validated call."""
         seed = (SEED_PRESENT if aliased else SEED_PAST) if dims.has_past else SEED_ZERO
         return cls(batch=dims.batch, seq_len=dims.seq_len, window=dims.state_window, seed_offset=seed_offset,
-                   seed_mode=seed, zeros_known=0, channels=dims.channels, kernel_size=dims.kernel_size,
-                   dilation=dims.dilation, state_len=dims.state_len, channels_last=int(dims.channels_last),
+                   seed_mode=seed, zeros_known=0, channels=dims.channels, kernel_size=dims.kernel[-1],
+                   dilation=dims.dilation, state_len=dims.state_length, channels_last=int(dims.channels_last),
                    activation=ACTIVATION_CODES[dims.activation], has_bias=int(dims.has_bias))
 
     @property
@@ -132,10 +132,10 @@ def render_conv(spec: ConvSpec, template: str | None = None) -> str:
 
 def check_supported(device: GpuDevice, dims: ConvDims) -> None:
     """Raise ``KernelUnsupported`` for a valid call this kernel cannot run on ``device``."""
+    if dims.ndim != 1:
+        raise ndim_unsupported(dims.ndim)
     if dims.dtype == np.float16:
         device.require("shader-f16", "float16 CausalConvWithState")
-    if dims.batch * dims.channels == 0:
-        raise KernelUnsupported(f"an empty call (batch {dims.batch}, channels {dims.channels})")
     biggest = max(int(np.prod(dims.output_shape)), int(np.prod(dims.state_shape))) * dims.dtype.itemsize
     limit = device.limits["max-storage-buffer-binding-size"]
     if biggest > limit:

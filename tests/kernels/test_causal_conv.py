@@ -269,20 +269,21 @@ def test_invalid_calls_are_refused_with_one_clear_error() -> None:
     """Each broken rule names its input; ndim 2 and 3 are valid but not run here (as in ORT's kernels)."""
     inputs = ConvCall(state_window=2).inputs(np.random.default_rng(0))
     attrs = ConvCall(state_window=2).attrs
-    broken = {
-        "weight.shape": {"weight": inputs["weight"][:, :, :0]},
-        "bias.shape": {"bias": inputs["bias"][:2]},
-        "past_state.shape": {"past_state": inputs["past_state"][0]},
-        "past_state.dtype": {"past_state": inputs["past_state"].astype(np.float16)},
-        "input length": {"input": inputs["input"][:, :, :0]},
-        "input.shape": {"input": inputs["input"][0]},
-        "state_window": {"state_window": 9},
-        "dilation": {"dilation": 0},
-        "activation": {"activation": "gelu"},
-        "channels_last": {"channels_last": 2},
-        "ndim": {"ndim": 4},
-    }
-    for name, change in broken.items():
+    broken = [  # (the input or attribute named, the change that breaks its rule)
+        ("weight", {"weight": inputs["weight"][:, :, :0]}),
+        ("weight.shape[0]", {"weight": inputs["weight"][:2]}),
+        ("bias", {"bias": inputs["bias"][:2]}),
+        ("past_state", {"past_state": inputs["past_state"][0]}),
+        ("past_state", {"past_state": inputs["past_state"].astype(np.float16)}),
+        ("input", {"input": inputs["input"][:, :, :0]}),
+        ("input", {"input": inputs["input"][0]}),
+        ("state_window", {"state_window": 9}),
+        ("dilation", {"dilation": 0}),
+        ("activation", {"activation": "gelu"}),
+        ("channels_last", {"channels_last": 2}),
+        ("ndim", {"ndim": 4}),
+    ]
+    for name, change in broken:
         with pytest.raises(ValidationError) as err:
             causal_conv(**{**inputs, **attrs, **change})
         assert err.value.input == name, f"{change}: {err.value}"

@@ -62,10 +62,10 @@ class ConvCall:
     @property
     def state_shape(self) -> tuple[int, ...]:
         """The shape of the past state (the kernel's ``ConvDims.state_shape``)."""
-        return ConvDims(batch=self.batch, channels=self.channels, seq_len=self.seq_len, kernel_size=self.kernel_size,
-                        dilation=self.dilation, state_window=self.state_window, channels_last=self.channels_last,
-                        activation=self.activation, dtype=np.dtype(self.dtype), has_bias=self.bias,
-                        has_past=self.past, output_shape=(), channel_axes=self.channel_axes).state_shape
+        return ConvDims(batch=self.batch, channels=self.channels, seq_len=self.seq_len, spatial=(),
+                        channel_shape=self.channel_axes, kernel=(self.kernel_size,), ndim=1, dilation=self.dilation,
+                        channels_last=self.channels_last, activation=self.activation, state_window=self.state_window,
+                        dtype=np.dtype(self.dtype), has_past=self.past, has_bias=self.bias).state_shape
 
     def tokens(self, rng: np.random.Generator, seq_len: int | None = None) -> np.ndarray:
         """The input of ``seq_len`` tokens (default: the call's)."""

@@ -10,8 +10,10 @@ dilation, no window) and a second formulation of each attribute it lacks:
 - the activation: SiLU applied here in float64 to the reference's output without one (``onnx.reference``
   evaluates its sigmoid in float32).
 
-It shares no code with the kernel. ``ConvReference.block`` is the magnitude of each output's terms
-(``|bias| + sum_j |w_j x_j|``), which the suite's tolerance model (``fuzz.engine.tolerance.Budget``) needs.
+It shares no code with the kernel. ``ConvReference.block`` and ``depth`` are what the suite's tolerance model
+(``fuzz.engine.tolerance.Budget``) scales with: the magnitude of an output's terms (``|bias| + sum_j |w_j x_j|``,
+times the largest slope of SiLU with an activation) and the operations behind it (the products, the bias and
+the activation).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from fuzz.engine.tolerance import Budget
 
 OPSET = 27
 """The ``ai.onnx`` opset that introduced CausalConvWithState."""
+
+SILU_SLOPE = 1.1
+"""An upper bound of ``|silu'(z)|`` (about 1.0998 at most): how much SiLU can magnify an error of its input."""
 
 
 @cache
@@ -77,9 +82,9 @@ class ConvReference:
     output: np.ndarray
     present_state: np.ndarray
     block: np.ndarray
-    """``|bias| + sum_j |w_j x_j|`` of each output (before the activation)."""
+    """``|bias| + sum_j |w_j x_j|`` of each output, times ``SILU_SLOPE`` with an activation."""
     depth: int
-    """Sequential operations behind one output: its ``k`` products and the bias."""
+    """Sequential operations behind one output: its ``k`` products, the bias and the activation."""
 
     def assert_matches(self, output: np.ndarray, present_state: np.ndarray, what: str) -> None:
         """``output`` within the suite's tolerance model (one rounding to its type plus float32 sums of
@@ -124,5 +129,6 @@ def reference(input: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = N
             slots.append(np.zeros(slot_like) if tokens < 1 else
                          _back(_run(x[:, :, :tokens], w, b, seed)[1], slot_like, last))
         state = np.stack(slots)
-    return ConvReference(_back(output, input.shape, last), state, _back(block, input.shape, last),
-                         depth=weight.shape[2] + 1)
+    slope = SILU_SLOPE if activation in ("silu", "swish") else 1.0
+    return ConvReference(_back(output, input.shape, last), state, _back(slope * block, input.shape, last),
+                         depth=weight.shape[2] + 2)
