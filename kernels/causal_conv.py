@@ -11,6 +11,11 @@ copying it on the GPU. Those device-resident parts are the LinearAttention kerne
 The kernel covers ndim = 1 (what hybrid models run), channels-first and channels-last, any kernel size and
 dilation, fused SiLU, with or without bias and past state, ``state_window`` 0..8, float32 and float16.
 ndim 2 and 3 are refused (``KernelUnsupported``), as ONNX Runtime's CPU and CUDA kernels refuse them.
+
+Every call is validated by the float64 oracle's rules (``oracles.causal_conv.validate``) before anything
+reaches the GPU, so the kernel and the oracle reject the same inputs with the same messages; what is valid but
+not run here (``check_supported``) is ``KernelUnsupported`` instead, so a caller can tell "invalid" from "not
+here".
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .conv_call import ConvDims, conv_dims, ndim_unsupported
+from oracles.causal_conv import ConvDims, validate
+
 from .device import DeviceTensor, GpuDevice, KernelUnsupported
 from .options import ConvKernelOptions
 from .resident import BoundCall, ResidentKernel, device_for, run_cached, shape_only
@@ -134,7 +140,8 @@ def render_conv(spec: ConvSpec, template: str | None = None) -> str:
 def check_supported(device: GpuDevice, dims: ConvDims) -> None:
     """Raise ``KernelUnsupported`` for a valid call this kernel cannot run on ``device``."""
     if dims.ndim != 1:
-        raise ndim_unsupported(dims.ndim)
+        raise KernelUnsupported(f"ndim = {dims.ndim}: this kernel (like ONNX Runtime's CPU and CUDA kernels) runs "
+                                "ndim = 1")
     if dims.dtype == np.float16:
         device.require("shader-f16", "float16 CausalConvWithState")
     biggest = max(int(np.prod(dims.output_shape)), int(np.prod(dims.state_shape))) * dims.dtype.itemsize
@@ -197,9 +204,8 @@ class CausalConvKernel(ResidentKernel):
         device cannot run.
         """
         tensors = {"input": input, "weight": weight, "bias": bias, "past_state": past_state}
-        dims = conv_dims(shape_only(input), shape_only(weight), shape_only(bias), shape_only(past_state),
-                         ndim=ndim, activation=activation, dilation=dilation, channels_last=channels_last,
-                         state_window=state_window)
+        dims = validate(*(shape_only(t) for t in tensors.values()), ndim=ndim, activation=activation,
+                        dilation=dilation, channels_last=channels_last, state_window=state_window)
         check_supported(self.device, dims)
         return self.bind(dims, tensors, output, present_state)
 
@@ -245,8 +251,8 @@ def causal_conv(
     ``DeviceUnavailable`` when there is no such implementation/adapter.
     """
     arrays = {"input": input, "weight": weight, "bias": bias, "past_state": past_state}
-    dims = conv_dims(input, weight, bias, past_state, ndim=ndim, activation=activation, dilation=dilation,
-                     channels_last=channels_last, state_window=state_window)
+    dims = validate(input, weight, bias, past_state, ndim=ndim, activation=activation, dilation=dilation,
+                    channels_last=channels_last, state_window=state_window)
     kernel = get_kernel(options)
     check_supported(kernel.device, dims)
     return run_cached(kernel, dims, aliased and dims.has_past, arrays, attributes_of(dims))

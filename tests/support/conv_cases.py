@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from kernels.causal_conv import CausalConvKernel, get_kernel
-from kernels.conv_call import ConvDims
 from kernels.device import DeviceUnavailable, FeatureMissing
 from kernels.options import ConvKernelOptions
+from oracles.causal_conv import ConvDims
 
 IMPLEMENTATIONS = ("wgpu", "dawn")
 DTYPES = (np.float32, np.float16)
@@ -62,7 +62,7 @@ class ConvCall:
 
     @property
     def state_shape(self) -> tuple[int, ...]:
-        """The shape of the past state (the kernel's ``ConvDims.state_shape``)."""
+        """The shape of the past state (the oracle's ``ConvDims.state_shape``)."""
         return ConvDims(batch=self.batch, channels=self.channels, seq_len=self.seq_len, spatial=(),
                         channel_shape=self.channel_axes, kernel=(self.kernel_size,), ndim=1, dilation=self.dilation,
                         channels_last=self.channels_last, activation=self.activation, state_window=self.state_window,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,13 @@ from onnx import helper
 from onnx.backend.test.case import node as node_cases_package
 from onnx.backend.test.case.test_case import TestCase
 from onnx.backend.test.runner import Runner
+
+from oracles.causal_conv import INPUT_NAMES as CONV_INPUT_NAMES
+
+CONV_CASE_COUNT = 13
+"""The CausalConvWithState cases onnx 1.23.2 has: basic, bias, past state, both together, SiLU, swish, SiLU with
+past state, a decode step, kernel size 1, B = C = 1, an input shorter than the state without past state, fp16,
+fp16 SiLU."""
 
 
 @dataclass(frozen=True)
@@ -63,3 +71,9 @@ def node_cases(op_type: str, module: str, input_names: tuple[str, ...]) -> list[
             attributes = {k: v.decode() if isinstance(v, bytes) else v for k, v in attributes.items()}
             found.append(NodeCase(case.name, attributes, inputs, list(expected), case.rtol, case.atol))
     return found
+
+
+@cache
+def causal_conv_cases() -> tuple[NodeCase, ...]:
+    """The backend node cases of ``ai.onnx`` CausalConvWithState (opset 27), generated once per process."""
+    return tuple(node_cases("CausalConvWithState", "causal_conv_with_state", CONV_INPUT_NAMES))

@@ -1,8 +1,8 @@
-"""The CausalConvWithState kernel against an independent float64 reference and against itself, on both
-WebGPU implementations.
+"""The CausalConvWithState kernel against the project's float64 oracle and against itself, on both WebGPU
+implementations.
 
-The reference (``support.conv_reference``) is ONNX's own ``onnx.reference`` implementation of the ``ai.onnx``
-op, with each slot of a window computed by a ``W = 0`` run over its prefix. Outputs are held to the suite's
+The reference (``support.conv_reference``) is the oracle (``oracles.causal_conv``), which is checked against
+ONNX's own reference and its backend node cases in ``tests/oracles``. Outputs are held to the suite's
 tolerance model; states are compared bit for bit (a state is made of input values, nothing is computed for
 it). The sweep covers every W in 0..8 with every T from 1 to W+1, fp32 and fp16, both layouts (one and two
 channel axes), kernel sizes 1-5, dilation 1-3, every activation, with and without bias and past state, both
@@ -267,7 +267,8 @@ def test_pipelines_specialised_on_the_shape_agree_with_the_generic_ones(implemen
 
 
 def test_invalid_calls_are_refused_with_one_clear_error() -> None:
-    """Each broken rule names its input; ndim 2 and 3 are valid but not run here (as in ORT's kernels)."""
+    """Each broken rule names its input (the oracle's rules and messages); ndim 2 and 3 are valid but not run
+    here (as in ORT's kernels)."""
     inputs = ConvCall(state_window=2).inputs(np.random.default_rng(0))
     attrs = ConvCall(state_window=2).attrs
     broken = [  # (the input or attribute named, the change that breaks its rule)
@@ -288,5 +289,7 @@ def test_invalid_calls_are_refused_with_one_clear_error() -> None:
         with pytest.raises(ValidationError) as err:
             causal_conv(**{**inputs, **attrs, **change})
         assert err.value.input == name, f"{change}: {err.value}"
+    spatial = {"input": inputs["input"][:, :, None, :].repeat(2, axis=2),
+               "weight": inputs["weight"][:, :, None, :].repeat(3, axis=2)}
     with pytest.raises(KernelUnsupported, match="ndim = 2"):
-        causal_conv(**inputs, **attrs, ndim=2)
+        causal_conv(**spatial, ndim=2)

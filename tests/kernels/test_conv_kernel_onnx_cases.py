@@ -7,20 +7,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from support.conv_cases import IMPLEMENTATIONS, conv_kernel_or_skip
-from support.onnx_node_cases import node_cases
+from support.onnx_node_cases import CONV_CASE_COUNT, causal_conv_cases
 from test_kernel_parity import assert_bitwise
 
 from kernels.causal_conv import causal_conv
 from kernels.options import ConvKernelOptions
 
-CASES = node_cases("CausalConvWithState", "causal_conv_with_state", ("input", "weight", "bias", "past_state"))
-EXPECTED_CASES = 13
-"""The cases onnx 1.23.2 has: basic, bias, past state, both together, SiLU, swish, SiLU with past state, a
-decode step, kernel size 1, B = C = 1, an input shorter than the state without past state, fp16, fp16 SiLU."""
+CASES = causal_conv_cases()
 
 
 def test_every_case_is_found() -> None:
-    assert len(CASES) == EXPECTED_CASES, [c.name for c in CASES]
+    assert len(CASES) == CONV_CASE_COUNT, [c.name for c in CASES]
     assert {c.inputs["input"].dtype for c in CASES} == {np.dtype(np.float32), np.dtype(np.float16)}
 
 
