@@ -1,10 +1,11 @@
-"""How a kernel is built and where it runs: one frozen value, ``KernelOptions``.
+"""How a kernel is built and where it runs: one frozen value per op kernel.
 
 Every choice that makes one ``LinearAttentionKernel`` differ from another (the WebGPU implementation and
 adapter, the WGSL templates, the reduction path, the geometry bound, the prefill, specialisation) is a
-field here, so callers pass one value instead of threading eight parameters, and the value is the key of
-the process-wide kernel cache (``kernels.linear_attention.get_kernel``). Each field is checked when the
-value is made: a bad choice fails at once, not at the first call.
+field of ``KernelOptions``, so callers pass one value instead of threading eight parameters, and the value
+is the key of the process-wide kernel cache (``kernels.linear_attention.get_kernel``). Each field is checked
+when the value is made: a bad choice fails at once, not at the first call. ``ConvKernelOptions`` is the same
+for ``CausalConvKernel`` (``kernels.causal_conv.get_kernel``), which has fewer choices.
 """
 
 from __future__ import annotations
@@ -69,3 +70,18 @@ class KernelOptions:
             raise ValueError(f"max_row_groups {self.max_row_groups}: expected one of {ROW_GROUP_CHOICES} or None")
         if self.prefill not in PREFILLS:
             raise ValueError(f"prefill {self.prefill!r}: expected one of {', '.join(PREFILLS)}")
+
+
+@dataclass(frozen=True)
+class ConvKernelOptions:
+    """One CausalConvWithState kernel's build and device choice; hashable, so it keys that kernel's cache."""
+
+    implementation: str = "wgpu"
+    """The WebGPU implementation: ``"wgpu"`` (wgpu-native, Naga) or ``"dawn"`` (wgpudawn, Tint)."""
+    adapter: str | int | None = None
+    """An adapter by name or number (``kernels.device.select_adapter``); None: the best one."""
+    template: str | None = None
+    """Another template to compile (a variant under test); None: ``kernels/causal_conv.wgsl``."""
+    specialise: bool | None = None
+    """Compile a pipeline per call shape rather than one per storage type; None: the device's best (on a GPU,
+    where a compilation is cheap; not on a software adapter, where it takes seconds)."""

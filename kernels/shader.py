@@ -24,6 +24,7 @@ import re
 from dataclasses import astuple, dataclass, replace
 from functools import cache
 from importlib import resources
+from typing import ClassVar
 
 import numpy as np
 
@@ -212,7 +213,7 @@ class CallParams:
     """1: the present state's leading ``W - T`` slots already hold exact zeros and are not stored again
     (``BoundCall.encode`` picks the uniform with it set only where the host knows that); 0: store them."""
 
-    WORDS = 16
+    WORDS: ClassVar[int] = 16
 
     @classmethod
     def for_call(cls, dims: Dims, aliased: bool, seed_offset: int) -> CallParams:
@@ -246,13 +247,29 @@ class CallParams:
 
 
 @cache
+def kernel_file(name: str) -> str:
+    """The text of a file of the ``kernels`` package (a WGSL template)."""
+    return resources.files("kernels").joinpath(name).read_text()
+
+
+def fill_template(source: str, placeholders: dict[str, str], constants: tuple[tuple[str, int], ...] = ()) -> str:
+    """``source`` with each ``{{NAME}}`` of ``placeholders`` replaced by its text, and each uniform field of
+    ``constants`` (``params.NAME`` wherever the template reads it) by its value as a ``u32`` constant: how a
+    template becomes one pipeline's WGSL, generic or specialised on a call's shape."""
+    for name, text in placeholders.items():
+        source = source.replace("{{" + name + "}}", text)
+    for name, value in constants:
+        source = re.sub(rf"\bparams\.{name}\b", f"{value}u", source)
+    return source
+
+
+@cache
 def template_source(name: str, token_template: str | None = None) -> str:
     """The text of template ``name`` (one of ``TEMPLATES``' values): the token loop's as it is, the chunked
     prefill's with the ``SHARED_BLOCKS`` of ``token_template`` (default: the token loop's own) in place of
     their placeholders. What ``render`` specialises, and what a variant of the kernel (a patched copy)
     starts from."""
-    files = resources.files("kernels")
-    source = files.joinpath(name).read_text()
+    source = kernel_file(name)
     if name == TEMPLATES[False]:
         return source
     token = token_template or template_source(TEMPLATES[False])
@@ -333,10 +350,7 @@ def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str =
     }
     source = template if template is not None else template_source(TEMPLATES[spec.chunked])
     source = _SECTION.sub(lambda m: m.group(2) if m.group(1) in spec.sections else "", source)
-    for name, text in replacements.items():
-        source = source.replace("{{" + name + "}}", text)
-    for name, value in spec.constants:
-        source = re.sub(rf"\bparams\.{name}\b", f"{value}u", source)
+    source = fill_template(source, replacements, spec.constants)
     if spec.chunked or spec.rows_per_thread > UNROLL_MAX_ROWS:
         return source
     return unroll_rows(source, spec.rows_per_thread)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .device import GpuDevice
-from .linear_attention import BoundCall
+from .resident import BoundCall
 
 DAWN_TIMESTAMP_QUANTUM_NS = 65536
 """Dawn's default timestamp quantization: every time it reports is a multiple of this (lavapipe, H200)."""

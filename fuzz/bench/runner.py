@@ -301,7 +301,8 @@ class _Group:
             found, names[config] = decoder_series(self.work, config, self.options.protocol.batch)
             samplers.update(found)
         schedule = self.options.wall_schedule
-        walls = {name: s for name, s in samplers.items() if isinstance(name, tuple) and name[0] == WALL}
+        walls: dict[Hashable, Sampler] = {name: s for name, s in samplers.items()
+                                          if isinstance(name, tuple) and name[0] == WALL}
         warm = settle(walls, schedule)
         self.log(f"  {self.dtype} {self.shape.label}: decoder view, {len(samplers)} wall-clock series; warm-up "
                  f"{warm.passes} passes ({'settled' if warm.settled else 'NOT settled'}); {schedule.rounds} rounds")
