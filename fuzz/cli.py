@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fuzz import backend_options, environment
+from fuzz import backend_options, compile_cache, environment
 from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError, whole_number
 
@@ -39,6 +39,7 @@ def _cmd_backends(args: argparse.Namespace) -> int:
         found = probe_all(args.names.split(",") if args.names else None)
     if log.exists() and log.stat().st_size:
         print(f"(messages of the native libraries: {log})")
+    print(compile_cache.current().describe())
     for item in found:
         if item.capabilities is None:
             print(f"{item.name:<12} unavailable: {item.reason}")
