@@ -39,7 +39,6 @@ def _cmd_backends(args: argparse.Namespace) -> int:
         found = probe_all(args.names.split(",") if args.names else None)
     if log.exists() and log.stat().st_size:
         print(f"(messages of the native libraries: {log})")
-    print(compile_cache.current().describe())
     for item in found:
         if item.capabilities is None:
             print(f"{item.name:<12} unavailable: {item.reason}")
@@ -55,6 +54,7 @@ def _cmd_backends(args: argparse.Namespace) -> int:
             print(f"{'':<12} devices: " + "; ".join(f"{i}: {d}" for i, d in enumerate(caps.devices)))
         for note in caps.notes:
             print(f"{'':<12} note: {note}")
+    print(compile_cache.current().describe())
     return 0
 
 

@@ -43,7 +43,7 @@ ROW_GROUP_CHOICES = (2, 4, 8, 16, 32)
 and a warp more adjacent columns, more give more invocations (the default: ``_row_group_bound``)."""
 
 WIDE_ROW_GROUPS = 32
-"""The row-group bound on devices whose subgroups hold that many row groups (a GPU's, not lavapipe's 8)."""
+"""The row-group bound on devices whose subgroups hold that many row groups (a GPU's, not lavapipe's 4 or 8)."""
 
 PREFILLS = ("token", "chunked")
 """How a kernel takes a call's tokens: ``token``, the token loop (``kernels/linear_attention.wgsl``, the

@@ -247,9 +247,9 @@ class WgpuChunkedBackend(WgpuNativeBackend):
 class WgpuWideBackend(WgpuDawnBackend):
     """The WGSL kernel on Dawn with the geometry a GPU with subgroups of 32 compiles: up to 32 row groups
     per column, so heads of ``d_k > 64`` take the staged checkpoint stores (``KernelSpec.staged_stores``),
-    the path an H200 runs at ``d_k = 128``. On a GPU this is ``wgpu-dawn``; on lavapipe (subgroups of 8)
-    the default geometry stops at 16 row groups and never stages, so without this backend a campaign
-    there would never run the production path of real head sizes."""
+    the path an H200 runs at ``d_k = 128``. On a GPU this is ``wgpu-dawn``; on lavapipe (subgroups of 4, or 8
+    at full SIMD width) the default geometry stops at 16 row groups and never stages, so without this backend
+    a campaign there would never run the production path of real head sizes."""
 
     name = "wgpu-wide"
     software_row_groups = WIDE_ROW_GROUPS

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz import compile_cache
+from fuzz import compile_cache, environment
 from fuzz.compile_cache import MESA_DIR_ENV, MESA_DISABLE_ENV, ROOT_ENV
 
 
@@ -86,3 +86,25 @@ def test_a_compiled_pipeline_lands_in_the_project_cache(tmp_path: Path, need) ->
         subprocess.run([sys.executable, "-c", _PROCESS, step], env=env, check=True, capture_output=True, timeout=300)
         sizes.append(_entries_bytes(tmp_path / "mesa"))
     assert sizes[1] > sizes[0], f"compiling a pipeline wrote nothing under {tmp_path / 'mesa'}: {sizes}"
+
+
+def test_prepare_narrows_llvmpipe_unless_told_otherwise(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(ROOT_ENV, str(tmp_path))
+    monkeypatch.delenv(environment.SOFTWARE_VECTOR_ENV, raising=False)
+    environment.prepare()
+    assert os.environ[environment.SOFTWARE_VECTOR_ENV] == environment.SOFTWARE_VECTOR_BITS
+    monkeypatch.setenv(environment.SOFTWARE_VECTOR_ENV, "256")
+    environment.prepare()
+    assert os.environ[environment.SOFTWARE_VECTOR_ENV] == "256"
+
+
+def test_the_software_adapter_compiles_for_the_narrow_width(need) -> None:
+    """The variable reaches lavapipe: the suite's own adapter (set up by ``environment.prepare`` in conftest)
+    reports the narrow SIMD width."""
+    device = need("wgpu").capabilities().device
+    if "llvmpipe" not in device:
+        pytest.skip(f"Mesa's lavapipe is not the adapter here ({device})")
+    if os.environ.get(environment.SOFTWARE_VECTOR_ENV) != environment.SOFTWARE_VECTOR_BITS:
+        pytest.skip(f"{environment.SOFTWARE_VECTOR_ENV} was set by the caller to "
+                    f"{os.environ.get(environment.SOFTWARE_VECTOR_ENV)}")
+    assert f"{environment.SOFTWARE_VECTOR_BITS} bits" in device, device
