@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from fuzz.campaign.shard import Shard
+    from fuzz.campaign.summary import Summary
     from fuzz.corpus.entry import CorpusError, Entry
 
 EXIT_REGRESSION = 1
@@ -218,8 +219,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     out = Path(args.out)
     print("calls per backend: " + ", ".join(
         f"{name} {calls} ({summary.window_calls.get(name, 0)} with W > 0, "
-        f"{summary.backends.get(name, {}).get('window', '?')}; {summary.backend_seconds.get(name, 0):g} s)"
-        for name, calls in summary.backend_calls.items()))
+        f"{summary.backends.get(name, {}).get('window', '?')}; {summary.backend_seconds.get(name, 0):g} s"
+        + _compiled(summary, name) + ")" for name, calls in summary.backend_calls.items()))
     new = len(summary.new_findings)
     if summary.units_lost:
         print(f"{summary.units_lost} unit(s) lost with a worker process that died: their cases went unchecked "
@@ -229,6 +230,13 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
           f"exit {summary.exit_status}); report: {out / 'report.html'}, summary: {out / 'summary.json'}, "
           f"corpus: {out / 'corpus'}")
     return summary.exit_status
+
+
+def _compiled(summary: Summary, name: str) -> str:
+    """``", N pipelines compiled in S s"`` for a backend that says what it compiled, else nothing."""
+    if name not in summary.backend_compiles:
+        return ""
+    return f", {summary.backend_compiles[name]} pipelines compiled in {summary.compile_seconds.get(name, 0):g} s"
 
 
 def _entry_dirs(paths: list[str], default_root: str) -> list[Path]:

@@ -191,6 +191,10 @@ class _WgslKernelBackend(Backend):
             devices=tuple(self.adapters),
         )
 
+    @property
+    def pipelines_compiled(self) -> int:
+        return self.kernel.compilations
+
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         with self._outcomes():
             return linear_attention(
