@@ -228,9 +228,9 @@ class WgpuNativeBackend(_WgslKernelBackend):
     name = "wgpu"
     implementation = "wgpu"
     software_path = "workgroup"
-    """On lavapipe Dawn takes the subgroup reduction wherever it fits (row groups up to the subgroup size
-    of 8), so wgpu-native keeps the workgroup one: a campaign on a CPU runs both reductions at the small
-    head sizes, where only the subgroup one would otherwise be compiled."""
+    """On lavapipe Dawn takes the subgroup reduction wherever it fits (row groups up to the subgroup size:
+    4, or 8 at llvmpipe's full SIMD width), so wgpu-native keeps the workgroup one: a campaign on a CPU runs
+    both reductions at the small head sizes, where only the subgroup one would otherwise be compiled."""
 
 
 class WgpuDawnBackend(_WgslKernelBackend):
