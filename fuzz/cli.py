@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fuzz import backend_options, environment
+from fuzz import backend_options, compile_cache, environment
 from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError, whole_number
 
@@ -55,6 +55,7 @@ def _cmd_backends(args: argparse.Namespace) -> int:
             print(f"{'':<12} devices: " + "; ".join(f"{i}: {d}" for i, d in enumerate(caps.devices)))
         for note in caps.notes:
             print(f"{'':<12} note: {note}")
+    print(compile_cache.current().describe())
     return 0
 
 
@@ -272,8 +273,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     out = Path(args.out)
     print("calls per backend: " + ", ".join(
         f"{name} {calls} ({summary.window_calls.get(name, 0)} with W > 0, "
-        f"{summary.backends.get(name, {}).get('window', '?')}; {summary.backend_seconds.get(name, 0):g} s)"
-        for name, calls in summary.backend_calls.items()))
+        f"{summary.backends.get(name, {}).get('window', '?')}; {summary.backend_seconds.get(name, 0):g} s"
+        + _compiled(summary, name) + ")" for name, calls in summary.backend_calls.items()))
     print("coverage by op: " + ", ".join(f"{op} {hit} of {total} buckets" for op, (hit, total)
                                          in summary.coverage_by_op.items() if op in config.ops))
     new = len(summary.new_findings)
@@ -292,6 +293,13 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
           f"checked cases ({summary.cases_per_second}/s, peak {summary.peak_rss_mib} MiB, "
           f"exit {summary.exit_status}{disk}); {where}, corpus: {out / 'corpus'}")
     return summary.exit_status
+
+
+def _compiled(summary: Summary, name: str) -> str:
+    """``", N pipelines compiled in S s"`` for a backend that says what it compiled, else nothing."""
+    if name not in summary.backend_compiles:
+        return ""
+    return f", {summary.backend_compiles[name]} pipelines compiled in {summary.compile_seconds.get(name, 0):g} s"
 
 
 def _entry_dirs(paths: list[str], default_root: str) -> list[Path]:

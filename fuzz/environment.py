@@ -4,7 +4,14 @@ One function, used by the command line, the benchmark and the tests:
 
 - ``XDG_RUNTIME_DIR`` must name a writable directory, or the Vulkan loader warns on every start;
 - ``ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER=1`` lets ORT's WebGPU EP plugin use a software adapter
-  (lavapipe) on a machine without a GPU; a hardware adapter is still preferred where there is one.
+  (lavapipe) on a machine without a GPU; a hardware adapter is still preferred where there is one;
+- ``LP_NATIVE_VECTOR_WIDTH=128``: Mesa's software adapter (llvmpipe, under lavapipe) compiles each shader
+  for 4-lane SIMD instead of the host's widest (8 lanes with AVX2). LLVM then compiles the kernel's
+  pipelines about three times faster, and the first run on a machine is mostly compiling; the calls
+  themselves cost the same. Its subgroups hold 4 invocations instead of 8 (see docs/campaign.md, "The
+  first run"). It touches no GPU driver; ``LP_NATIVE_VECTOR_WIDTH=256`` restores the wide build;
+- ``MESA_SHADER_CACHE_DIR`` names the project's shader cache (``fuzz.compile_cache``): compiled pipelines
+  persist there between runs and are shared by every process of a run, and a CI cache can keep it.
 
 Values already set by the caller are kept. Child processes (campaign workers, crash-isolated
 backends) inherit them.
@@ -22,12 +29,20 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from fuzz import compile_cache
+
+SOFTWARE_VECTOR_ENV = "LP_NATIVE_VECTOR_WIDTH"
+SOFTWARE_VECTOR_BITS = "128"
+"""The SIMD width, in bits, llvmpipe compiles for (its smallest): the cheapest compilations."""
+
 
 def prepare() -> None:
     """Set the variables above where they are unset, and create the runtime directory."""
     runtime = os.environ.setdefault("XDG_RUNTIME_DIR", f"/tmp/xdg-runtime-{os.getuid()}")
     os.makedirs(runtime, exist_ok=True)
     os.environ.setdefault("ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER", "1")
+    os.environ.setdefault(SOFTWARE_VECTOR_ENV, SOFTWARE_VECTOR_BITS)
+    compile_cache.configure(os.environ)
 
 
 def send_native_output(log: Path) -> None:

@@ -25,7 +25,7 @@ and a warp more adjacent columns, more give more invocations (the default: the k
 ``_row_group_bound``)."""
 
 WIDE_ROW_GROUPS = 32
-"""The row-group bound on devices whose subgroups hold that many row groups (a GPU's, not lavapipe's 8):
+"""The row-group bound on devices whose subgroups hold that many row groups (a GPU's, not lavapipe's 4 or 8):
 fewer rows per invocation, so more of the reduction runs in parallel, which made decode faster on a GPU
 (docs/benchmark.md#kernel-history)."""
 

@@ -168,6 +168,13 @@ class Backend(ABC):
             Crashed, TimedOut: the process running the case died or hung (crash-isolated backends).
         """
 
+    @property
+    def pipelines_compiled(self) -> int | None:
+        """Shader pipelines this backend has compiled in this process so far, where it compiles its own (None:
+        it does not, or cannot say). A call that raised the count paid for a compilation: on a software
+        adapter that is most of a first run's time, and what a shader cache saves the next one."""
+        return None
+
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
         """Run the calls of a chain case (``fuzz.model.chain``) with the state kept on the device:
         each call resumes from the previous one's accepted slot by the backend's own select-and-resume.

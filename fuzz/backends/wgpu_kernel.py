@@ -199,6 +199,10 @@ class _WgslKernelBackend(Backend):
             devices=tuple(self.adapters),
         )
 
+    @property
+    def pipelines_compiled(self) -> int:
+        return self.kernel.compilations
+
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         with self._outcomes():
             return linear_attention(**case.kwargs(), aliased=case.aliased, options=self.options)
@@ -228,9 +232,9 @@ class WgpuNativeBackend(_WgslKernelBackend):
     name = "wgpu"
     webgpu = "wgpu"
     software_path = "workgroup"
-    """On lavapipe Dawn takes the subgroup reduction wherever it fits (row groups up to the subgroup size
-    of 8), so wgpu-native keeps the workgroup one: a campaign on a CPU runs both reductions at the small
-    head sizes, where only the subgroup one would otherwise be compiled."""
+    """On lavapipe Dawn takes the subgroup reduction wherever it fits (row groups up to the subgroup size:
+    4, or 8 at llvmpipe's full SIMD width), so wgpu-native keeps the workgroup one: a campaign on a CPU runs
+    both reductions at the small head sizes, where only the subgroup one would otherwise be compiled."""
 
 
 class WgpuDawnBackend(_WgslKernelBackend):
@@ -251,9 +255,9 @@ class WgpuChunkedBackend(WgpuNativeBackend):
 class WgpuWideBackend(WgpuDawnBackend):
     """The WGSL kernel on Dawn with the geometry a GPU with subgroups of 32 compiles: up to 32 row groups
     per column, so heads of ``d_k > 64`` take the staged checkpoint stores (``KernelSpec.staged_stores``),
-    the path an H200 runs at ``d_k = 128``. On a GPU this is ``wgpu-dawn``; on lavapipe (subgroups of 8)
-    the default geometry stops at 16 row groups and never stages, so without this backend a campaign
-    there would never run the production path of real head sizes."""
+    the path an H200 runs at ``d_k = 128``. On a GPU this is ``wgpu-dawn``; on lavapipe (subgroups of 4, or 8
+    at full SIMD width) the default geometry stops at 16 row groups and never stages, so without this backend
+    a campaign there would never run the production path of real head sizes."""
 
     name = "wgpu-wide"
     software_row_groups = WIDE_ROW_GROUPS

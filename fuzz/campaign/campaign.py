@@ -123,6 +123,8 @@ class Campaign:
         self.backend_calls: Counter = Counter()
         self.window_calls: Counter = Counter()
         self.backend_seconds: Counter = Counter()
+        self.backend_compiles: Counter = Counter()
+        self.compile_seconds: Counter = Counter()
         self.lost: dict[str, str] = {}
         self.coverage: Counter = Counter()
         self.ratios: dict[str, Counter] = {}
@@ -253,6 +255,8 @@ class Campaign:
         self.backend_calls.update(result.backend_calls)
         self.window_calls.update(result.window_calls)
         self.backend_seconds.update(result.backend_seconds)
+        self.backend_compiles.update(result.backend_compiles)
+        self.compile_seconds.update(result.compile_seconds)
         self.coverage.update(result.coverage)
         reached = self.first_seen["buckets"]
         for label in result.coverage:
@@ -466,6 +470,8 @@ class Campaign:
             backend_calls=dict(self.backend_calls),
             window_calls=dict(self.window_calls),
             backend_seconds={name: round(seconds, 1) for name, seconds in self.backend_seconds.items()},
+            backend_compiles=dict(self.backend_compiles),
+            compile_seconds={name: round(seconds, 1) for name, seconds in self.compile_seconds.items()},
             peak_rss_mib=round(self.progress.peak_rss_mib, 1),
             rss_samples=[list(sample) for sample in self.progress.rss_samples],
             coverage=coverage.table(self.coverage),

@@ -99,6 +99,11 @@ class Summary:
     """Backend name -> its calls with ``W > 0`` (natively or in prefix mode: ``backends[name]["window"]``)."""
     backend_seconds: dict[str, float] = field(default_factory=dict)
     """Backend name -> worker seconds spent in its calls (where the time goes)."""
+    backend_compiles: dict[str, int] = field(default_factory=dict)
+    """Backend name -> shader pipelines its workers compiled (backends that compile their own and say so; a
+    pipeline compiled again from the shader cache counts again, cheaply)."""
+    compile_seconds: dict[str, float] = field(default_factory=dict)
+    """Backend name -> worker seconds of the calls that compiled those pipelines (part of ``backend_seconds``)."""
     database_values_copied: dict[str, int] = field(default_factory=dict)
     error_cases: dict[str, list[str]] = field(default_factory=dict)
     """``"backends|part"`` -> the unit and one-line case of each ratio in ``error_ratios``, in the same order
@@ -210,7 +215,8 @@ class Summary:
         merged.database_outages = longest.database_outages
         merged.database_unreachable_s = longest.database_unreachable_s
         merged.near_misses = sorted((m for s in summaries for m in s.near_misses), key=lambda m: -m["ratio"])
-        for name in ("backend_calls", "window_calls", "backend_seconds", "coverage", "per_property", "per_tier",
+        for name in ("backend_calls", "window_calls", "backend_seconds", "backend_compiles", "compile_seconds",
+                     "coverage", "per_property", "per_tier",
                      "ratio_histogram", "known_cases"):
             total: dict[str, Any] = {}
             for s in summaries:

@@ -69,7 +69,9 @@ sake (the entry is already written)."""
 
 class CountingBackend(Backend):
     """Delegates to ``inner`` and counts its calls (what "cases run" means per backend; a chain counts
-    each of its calls), among them the calls with ``W > 0``, and the seconds spent in them."""
+    each of its calls), among them the calls with ``W > 0``, and the seconds spent in them; and, where the
+    backend says (``Backend.pipelines_compiled``), the pipelines it compiled and the seconds of the calls
+    that compiled them (a first run's price: a warm shader cache makes them cheap)."""
 
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
@@ -77,6 +79,8 @@ class CountingBackend(Backend):
         self.calls = 0
         self.window_calls = 0
         self.seconds = 0.0
+        self.compiled = 0
+        self.compile_seconds = 0.0
 
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities()
@@ -89,15 +93,25 @@ class CountingBackend(Backend):
         with self._counting(case, chain.calls):
             return self.inner.run_chain(case, chain)
 
+    @property
+    def pipelines_compiled(self) -> int | None:
+        return self.inner.pipelines_compiled
+
     @contextmanager
     def _counting(self, case: Case, calls: int) -> Iterator[None]:
         self.calls += calls
         self.window_calls += calls * (case.state_window > 0)
+        compiled = self.inner.pipelines_compiled
         started = time.perf_counter()
         try:
             yield
         finally:
-            self.seconds += time.perf_counter() - started
+            spent = time.perf_counter() - started
+            self.seconds += spent
+            now = self.inner.pipelines_compiled
+            if compiled is not None and now is not None and now > compiled:
+                self.compiled += now - compiled
+                self.compile_seconds += spent
 
     def close(self) -> None:
         self.inner.close()
@@ -123,6 +137,10 @@ class UnitResult:
     """Backend -> its calls with ``W > 0`` (served natively or in prefix mode, as its capabilities say)."""
     backend_seconds: dict[str, float] = field(default_factory=dict)
     """Backend -> seconds spent in its calls (where a unit's time goes)."""
+    backend_compiles: dict[str, int] = field(default_factory=dict)
+    """Backend -> pipelines it compiled in this unit (backends that say: ``Backend.pipelines_compiled``)."""
+    compile_seconds: dict[str, float] = field(default_factory=dict)
+    """Backend -> seconds of its calls that compiled a pipeline (part of ``backend_seconds``)."""
     coverage: Counter = field(default_factory=Counter)
     ratios: Counter = field(default_factory=Counter)
     """Examples per decade of their worst error/tolerance ratio (``ratio_bucket``)."""
@@ -359,7 +377,7 @@ def run_unit(
     body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
                     classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting, on_saved=on_saved)
     result = body.result
-    before = {b.name: (b.calls, b.window_calls, b.seconds) for b in body.counted}
+    before = {b.name: (b.calls, b.window_calls, b.seconds, b.compiled, b.compile_seconds) for b in body.counted}
     test = hypothesis_test(unit, limits, settings, body.example, body.selection)
     try:
         test()
@@ -378,6 +396,10 @@ def run_unit(
         result.backend_calls = {b.name: b.calls - before[b.name][0] for b in body.counted}
         result.window_calls = {b.name: b.window_calls - before[b.name][1] for b in body.counted}
         result.backend_seconds = {b.name: b.seconds - before[b.name][2] for b in body.counted}
+        result.backend_compiles = {b.name: b.compiled - before[b.name][3] for b in body.counted
+                                   if b.pipelines_compiled is not None}
+        result.compile_seconds = {b.name: b.compile_seconds - before[b.name][4] for b in body.counted
+                                  if b.pipelines_compiled is not None}
         database = settings.database
         if database is not None and hasattr(database, "keys_used"):
             result.database_keys = set(database.keys_used)

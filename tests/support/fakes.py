@@ -149,3 +149,21 @@ class DiesOnceBackend(LinearAttentionOracle):
         os.close(descriptor)
         os.kill(os.getpid(), signal.SIGKILL)
         raise AssertionError("unreachable: the process was killed")
+
+
+class CompilingBackend(OracleBackend):
+    """The oracle as a backend that compiles a "pipeline" per new (dtype, d_k), as the WGSL kernel compiles
+    one per geometry class, and says so (``Backend.pipelines_compiled``)."""
+
+    name = "compiling"
+
+    def __init__(self) -> None:
+        self.built: set[tuple[str, int]] = set()
+
+    @property
+    def pipelines_compiled(self) -> int:
+        return len(self.built)
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        self.built.add((str(case.dtype), case.dims().d_k))
+        return super().run(case)
