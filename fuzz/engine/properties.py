@@ -30,7 +30,6 @@ from fuzz.engine.strategies import with_clean_past
 from fuzz.findings import Finding, Kind, PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain, token_spans
-from fuzz.model.ops import LINEAR_ATTENTION
 
 
 @dataclass
@@ -452,7 +451,7 @@ PROPERTIES: dict[str, Property] = {
                  _of_limits(lambda t, limits: t.resume_cases(limits)), check_select_resume),
         Property("device-chain", "a chain of calls resumed on the device (slot rebound or copied on the GPU) "
                  "equals the oracle's chain, call by call and slot by slot",
-                 _of_limits(_chain_cases), check_device_chain, ops=(LINEAR_ATTENTION.name,)),
+                 _of_limits(_chain_cases), check_device_chain),
         Property("aliasing", "aliased past/present state binding gives the bits of separate buffers",
                  _of_limits(lambda t, limits: t.cases(limits, aliased=True)), check_aliasing),
         Property("error-parity", "every backend rejects each broken rule with a message, never returns values "

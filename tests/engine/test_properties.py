@@ -23,6 +23,7 @@ from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import run_unit
 from fuzz.corpus.known_issues import KNOWN_ISSUES, KnownIssue
 from fuzz.engine.bad_inputs import BREAKERS, break_case
+from fuzz.engine.op_testing import OpLimits, for_op
 from fuzz.engine.properties import PROPERTIES, check_error_parity
 from fuzz.engine.strategies import Layout, Limits, Numerics, Shape, build_case
 from fuzz.engine.tolerance import exact_answer
@@ -33,12 +34,12 @@ EVERY_DOCUMENTED_ISSUE = frozenset(i.id for i in KNOWN_ISSUES)
 """Passed as already shrunk: a backend sits out every case a documented issue of its own affects."""
 
 
-def _check(prop: str, selection: list[Backend | str], tmp_path: Path) -> None:
-    """Run ``prop`` on ``selection`` under the selected profile: fail with the report, or skip when
-    nothing was checked."""
+def _check(prop: str, selection: list[Backend | str], tmp_path: Path, limits: OpLimits | None = None) -> None:
+    """Run ``prop`` on ``selection`` under the selected profile and ``limits`` (default: LinearAttention's ``ci``):
+    fail with the report, or skip when nothing was checked."""
     for missing in (b for b in selection if isinstance(b, str)):
         pytest.skip(missing)
-    result = run_unit(WorkUnit(prop, 0, 0), selection, limits=Limits.ci(), settings=settings(),
+    result = run_unit(WorkUnit(prop, 0, 0), selection, limits=limits or Limits.ci(), settings=settings(),
                       shrunk_issues=set(EVERY_DOCUMENTED_ISSUE), save_dir=tmp_path)
     assert result.finding is None, result.finding.report
     if result.checked == 0:
@@ -55,14 +56,17 @@ WORKER_BUILD_PROPERTIES = ("backends-agree", "prefix-oracle", "error-parity")
 @pytest.mark.parametrize("name", list(REGISTRY))
 @pytest.mark.parametrize("prop", list(PROPERTIES))
 def test_property_holds(prop: str, name: str, backend, tmp_path: Path) -> None:
-    """``prop`` holds for ``name`` with the oracle beside it (the oracle alone, for ``oracle``); the builds in
-    worker processes take the properties that judge their own results (``WORKER_BUILD_PROPERTIES``)."""
+    """``prop`` holds for ``name`` with the oracle beside it (the oracle alone, for ``oracle``), on cases of the
+    first op ``name`` runs (``ci`` limits); the builds in worker processes take the properties that judge their
+    own results (``WORKER_BUILD_PROPERTIES``)."""
     if name in WORKER_BUILDS and prop not in WORKER_BUILD_PROPERTIES:
         pytest.skip(f"{name} takes {', '.join(WORKER_BUILD_PROPERTIES)} here: its W > 0 is prefix mode, "
                     "which ort-cpu and ort-webgpu put through every property")
     isolate = PROPERTIES[prop].invalid_input
-    selection = [backend("oracle")] + ([] if name == "oracle" else [backend(name, isolate=isolate)])
-    _check(prop, selection, tmp_path)
+    tested = backend(name, isolate=isolate)
+    selection = [backend("oracle")] + ([] if name == "oracle" else [tested])
+    limits = None if isinstance(tested, str) else for_op(tested.capabilities().ops[0]).preset("ci")
+    _check(prop, selection, tmp_path, limits)
 
 
 @pytest.mark.slow
