@@ -44,7 +44,7 @@ def run_device_chain(kernel: ResidentKernel, case: Case, chain: Chain) -> list[C
                 workspace = by_length[call_case.seq_len] = _bind_length(kernel, call_case, past, present)
             else:
                 _upload_tokens(device, workspace.inputs, call_case)
-            call = workspace.call if previous is None else _bound_like(workspace.call, previous)
+            call = workspace.call if previous is None else bound_like(workspace.call, previous)
             accepted = chain.accepted[index] if index < len(chain.accepted) else None
             (output, present_state), selection = _dispatch_and_accept(kernel, call, accepted, chain.mode)
             calls.append(ChainCall(output, present_state, seeded_by))
@@ -65,7 +65,7 @@ def _bind_length(kernel: ResidentKernel, call: Case, past: DeviceTensor, present
     return Workspace(inputs, bound)
 
 
-def _bound_like(call: BoundCall, like: BoundCall) -> BoundCall:
+def bound_like(call: BoundCall, like: BoundCall) -> BoundCall:
     """``call`` reading its seed where ``like`` does and writing ``like``'s present state: ``call`` itself, or
     the same call rebound (``accept`` left ``like`` rebound to a slot; ``call`` may be of another length)."""
     if like.seed is call.seed and like.seed_slot == call.seed_slot and like.present_state is call.present_state:

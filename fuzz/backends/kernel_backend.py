@@ -105,5 +105,8 @@ class KernelBackend(Backend):
         except KernelUnsupported as err:
             raise Unsupported(self.name, str(err)) from err
 
+    def resident_kernel(self) -> ResidentKernel:
+        return self.kernel
+
     def close(self) -> None:
         workspaces(self.kernel).clear()

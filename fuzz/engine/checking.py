@@ -55,10 +55,17 @@ class Property:
     """Feeds input that breaks the contract: the input that kills native code, so backends that
     declare ``crash_prone`` run it in a crash-isolated worker (``fuzz.backends.create(isolate=True)``)."""
     ops: tuple[str, ...] | None = None
+    backend_ops: tuple[str, ...] | None = None
+    """The ops a backend must run (one of them) to take part in a case: None, the case's op; a property whose
+    check runs more than one op (the hybrid block) names them."""
 
     def applies_to(self, op: str) -> bool:
         """Whether the property has cases of ``op`` (an op name)."""
         return self.ops is None or op in self.ops
+
+    def takes_part(self, backend: Backend, op: str) -> bool:
+        """Whether ``backend`` takes part in this property's cases of ``op``."""
+        return bool(set(self.backend_ops or (op,)) & set(backend.capabilities().ops))
 
 
 Result = tuple[np.ndarray, np.ndarray]
@@ -107,7 +114,7 @@ class Check:
         """Run a valid case; None (recorded as a skip) if the backend cannot run it here."""
         if not self.runs_op(backend):
             return None
-        got = self._attempt(backend, case, backend.run)
+        got = self.attempt(backend, case, backend.run)
         return None if got is None else (np.asarray(got[0]), np.asarray(got[1]))
 
     def run_chain(self, backend: Backend, chain: Chain) -> list[ChainCall] | None:
@@ -115,9 +122,9 @@ class Check:
         skip) if it has none or cannot run this case."""
         if not self.runs_op(backend):
             return None
-        return self._attempt(backend, self.case, lambda case: backend.run_chain(case, chain))
+        return self.attempt(backend, self.case, lambda case: backend.run_chain(case, chain))
 
-    def _attempt(self, backend: Backend, case: Case, runner: Callable[[Case], Got]) -> Got | None:
+    def attempt(self, backend: Backend, case: Case, runner: Callable[[Case], Got]) -> Got | None:
         """``runner(case)`` on a valid case, its non-results turned into skips and findings.
 
         The caller's arrays must come back untouched (an aliased binding aside, which owns its

@@ -26,6 +26,7 @@ from fuzz.backends import Backend, ChainCall, Crashed, Rejected, TimedOut, Unsup
 from fuzz.engine.bad_inputs import PASS_THROUGH_RULES
 from fuzz.engine.checking import Check, CheckResult, Property, Result, failure_kind
 from fuzz.engine.compare import Match
+from fuzz.engine.hybrid_block import HYBRID_BLOCK
 from fuzz.engine.op_testing import OpTesting, for_limits
 from fuzz.engine.strategies import with_clean_past
 from fuzz.findings import Kind
@@ -289,6 +290,7 @@ PROPERTIES: dict[str, Property] = {
         Property("error-parity", "every backend rejects each broken rule with a message, never returns values "
                  "or crashes", _of_limits(lambda t, limits: t.invalid_cases(limits)), check_error_parity,
                  invalid_input=True),
+        HYBRID_BLOCK,
     )
 }
 """Every property, in a fixed order."""

@@ -47,11 +47,12 @@ def test_the_device_chain_and_fixed_limits_choose_an_op_each_unit_can_test() -> 
 
 
 def test_conv_units_run_the_conv_kernel_on_both_runtimes() -> None:
-    """A conv unit leaves no backend out: the conv kernel's backends on wgpu-native and Dawn take part in every one
-    (its calls are cheap), beside every LinearAttention runtime (which then sits out the unit's cases)."""
-    names = ("oracle", "wgpu", "wgpu-dawn", "wgpu-chunked", "wgpu-conv", "wgpu-conv-dawn", "ort-webgpu")
+    """The conv kernel's backends on wgpu-native and Dawn take part in every conv unit (its calls are cheap), and
+    so do LinearAttention's default kernels, its partners in the hybrid block; its variants sit out."""
+    names = ("oracle", "wgpu", "wgpu-dawn", "wgpu-chunked", "wgpu-specialised", "wgpu-wide", "wgpu-conv",
+             "wgpu-conv-dawn", "ort-webgpu")
     conv_seeds = [s for s in SEEDS if conv_swarm.unit_op(s, BOTH) == "CausalConvWithState"]
     for seed in conv_seeds:
         plan = plan_for("swarm", WorkUnit("prefix-oracle", 5, seed), 50, BOTH)
         assert isinstance(plan.limits, ConvLimits)
-        assert not {"wgpu-conv", "wgpu-conv-dawn"} & swarm.sitting_out(plan, names)
+        assert swarm.sitting_out(plan, names) == {"wgpu-chunked", "wgpu-specialised", "wgpu-wide"}
