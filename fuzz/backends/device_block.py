@@ -26,13 +26,21 @@ from oracles.causal_conv import validate as conv_validate
 
 
 @dataclass
-class _Bound:
+class BoundBlock:
     """One block call bound on the device: its conv call, split and LinearAttention call, and what it owns."""
 
     conv: BoundCall
     split: SplitCall
     la: BoundCall
     owned: list[DeviceTensor]
+
+    def encode(self, encoder: Any, conv: BoundCall | None = None, la: BoundCall | None = None,
+               begin: dict[str, Any] | None = None, end: dict[str, Any] | None = None) -> None:
+        """Record the three passes (``conv`` and ``la``: the calls as rebound, default the bound ones); ``begin``
+        and ``end`` are timestamp writes of the first pass's beginning and the last pass's end."""
+        (conv or self.conv).encode(encoder, timestamp_writes=begin)
+        self.split.encode(encoder)
+        (la or self.la).encode(encoder, timestamp_writes=end)
 
     def release(self) -> None:
         self.split.release()
@@ -59,8 +67,8 @@ def _dims(call: BlockCall, run: BlockRun) -> tuple[Any, Any]:
     return conv_dims, la_dims
 
 
-def _bind(conv: ResidentKernel, la: ResidentKernel, call: BlockCall, run: BlockRun,
-          states: tuple[DeviceTensor, DeviceTensor, DeviceTensor, DeviceTensor]) -> _Bound:
+def bind_block(conv: ResidentKernel, la: ResidentKernel, call: BlockCall, run: BlockRun,
+          states: tuple[DeviceTensor, DeviceTensor, DeviceTensor, DeviceTensor]) -> BoundBlock:
     """Upload a call's inputs and bind its three passes to the block's state buffers ``states``: (conv past,
     conv present, LinearAttention past, present)."""
     device = conv.device
@@ -77,15 +85,13 @@ def _bind(conv: ResidentKernel, la: ResidentKernel, call: BlockCall, run: BlockR
     query, key, value = qkv
     la_call = la.prepare(query, key, value, la_past, la_inputs.get("decay"), la_inputs.get("beta"),
                          present_state=la_present, **la.attributes(la_dims))
-    return _Bound(conv_call, split, la_call, [*conv_inputs.values(), *qkv, *la_inputs.values()])
+    return BoundBlock(conv_call, split, la_call, [*conv_inputs.values(), *qkv, *la_inputs.values()])
 
 
-def _dispatch(device: GpuDevice, bound: _Bound, conv: BoundCall, la: BoundCall) -> BlockResult:
+def _dispatch(device: GpuDevice, bound: BoundBlock, conv: BoundCall, la: BoundCall) -> BlockResult:
     """The three passes in one command buffer, then the results downloaded."""
     encoder = device.device.create_command_encoder()
-    conv.encode(encoder)
-    bound.split.encode(encoder)
-    la.encode(encoder)
+    bound.encode(encoder, conv, la)
     device.queue.submit([encoder.finish()])
     conv_output, conv_state, output, state = device.download_all([conv.output, conv.present_state, la.output,
                                                                   la.present_state])
@@ -110,17 +116,17 @@ def run_block_on_device(conv: ResidentKernel, la: ResidentKernel, run: BlockRun)
     conv_present = conv_past if run.aliased else device.tensor(conv_past.shape, conv_past.dtype, "conv-present")
     la_present = la_past if run.aliased else device.tensor(la_past.shape, la_past.dtype, "la-present")
     states = (conv_past, conv_present, la_past, la_present)
-    bound: list[_Bound] = []
+    bound: list[BoundBlock] = []
     saved: list[DeviceTensor] = []
     try:
-        draft = _bind(conv, la, run.draft, run, states)
+        draft = bind_block(conv, la, run.draft, run, states)
         bound.append(draft)
         if run.aliased and run.accepted == 0:  # the call overwrites the seeds it reads
             saved = [conv.save_seed(conv_present), la.save_seed(la_present)]
         first = _dispatch(device, draft, draft.conv, draft.la)
         conv_pick = conv.accept(draft.conv, run.accepted, saved[0] if saved else None, mode=run.mode)
         la_pick = la.accept(draft.la, run.accepted, saved[1] if saved else None, mode=run.mode)
-        resume = _bind(conv, la, run.resume, run, states)
+        resume = bind_block(conv, la, run.resume, run, states)
         bound.append(resume)
         resumed = _dispatch(device, resume, bound_like(resume.conv, conv_pick.call),
                             bound_like(resume.la, la_pick.call))
