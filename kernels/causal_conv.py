@@ -21,7 +21,7 @@ here".
 from __future__ import annotations
 
 from dataclasses import astuple, dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -181,6 +181,13 @@ class CausalConvKernel(ResidentKernel):
     def uniform_for(self, dims: ConvDims, aliased: bool, seed_offset: int) -> ConvParams:
         return ConvParams.for_call(dims, aliased, seed_offset)
 
+    def check_call(self, dims: ConvDims) -> None:
+        check_supported(self.device, dims)
+
+    def attributes(self, dims: ConvDims) -> dict[str, Any]:
+        return {"ndim": dims.ndim, "activation": dims.activation, "dilation": dims.dilation,
+                "channels_last": int(dims.channels_last), "state_window": dims.state_window}
+
     def prepare(
         self,
         input: DeviceTensor,
@@ -222,12 +229,6 @@ def get_kernel(options: ConvKernelOptions | None = None) -> CausalConvKernel:
     return _KERNELS[options]
 
 
-def attributes_of(dims: ConvDims) -> dict[str, int | str]:
-    """The op's attributes of a validated call, as ``CausalConvKernel.prepare`` takes them."""
-    return {"activation": dims.activation, "dilation": dims.dilation, "channels_last": int(dims.channels_last),
-            "state_window": dims.state_window}
-
-
 def causal_conv(
     input: np.ndarray,
     weight: np.ndarray,
@@ -255,4 +256,4 @@ def causal_conv(
                     channels_last=channels_last, state_window=state_window)
     kernel = get_kernel(options)
     check_supported(kernel.device, dims)
-    return run_cached(kernel, dims, aliased and dims.has_past, arrays, attributes_of(dims))
+    return run_cached(kernel, dims, aliased and dims.has_past, arrays)

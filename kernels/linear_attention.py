@@ -17,6 +17,7 @@ the kernel and the oracle reject the same inputs with the same messages.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -142,6 +143,13 @@ class LinearAttentionKernel(ResidentKernel):
         """The uniform of a validated call (``CallParams.for_call``)."""
         return CallParams.for_call(dims, aliased, seed_offset)
 
+    def check_call(self, dims: Dims) -> None:
+        check_supported(self.device, dims)
+
+    def attributes(self, dims: Dims) -> dict[str, Any]:
+        return {"q_num_heads": dims.q_heads, "kv_num_heads": dims.kv_heads, "update_rule": dims.update_rule,
+                "scale": dims.scale, "state_window": dims.state_window}
+
     def prepare(
         self,
         query: DeviceTensor,
@@ -249,6 +257,4 @@ def linear_attention(
                     scale=scale, state_window=state_window, allow_empty_sequence=False)
     kernel = get_kernel(options)
     check_supported(kernel.device, dims)
-    attributes = {"q_num_heads": dims.q_heads, "kv_num_heads": dims.kv_heads, "update_rule": dims.update_rule,
-                  "scale": dims.scale, "state_window": dims.state_window}
-    return run_cached(kernel, dims, aliased and dims.has_past, arrays, attributes)
+    return run_cached(kernel, dims, aliased and dims.has_past, arrays)

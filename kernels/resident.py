@@ -16,7 +16,7 @@ for every op whose state tensor has a leading window axis, right-aligned, of whi
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import Field, dataclass, field, replace
 from typing import Any, ClassVar, Literal, Protocol, overload
 
@@ -203,7 +203,9 @@ class Selection:
 class ResidentKernel:
     """Compiled pipelines of one op on one device, and the device-side operations around its calls.
 
-    Subclasses set ``BINDINGS`` and ``LABEL`` and implement ``spec_for``, ``shader_code`` and ``uniform_for``.
+    Subclasses set ``BINDINGS`` and ``LABEL``, implement ``spec_for``, ``shader_code``, ``uniform_for``,
+    ``check_call`` and ``attributes``, and have a ``prepare`` that takes the op's inputs as device tensors and its
+    attributes by keyword (``output=``, ``present_state=`` too) and returns a ``BoundCall``.
     """
 
     BINDINGS: ClassVar[tuple[str, ...]] = ()
@@ -211,6 +213,9 @@ class ResidentKernel:
     inputs a call may lack are bound to the tensor ``Uniform.source`` names instead."""
     LABEL: ClassVar[str] = "kernel"
     """The op's name in the labels of its shader modules."""
+    prepare: Callable[..., BoundCall]
+    """Validate a call on device tensors (the op's inputs, its attributes by keyword, ``output=`` and
+    ``present_state=``) and bind it: the op's own signature, in each subclass."""
 
     def __init__(self, device: GpuDevice, max_pipelines: int) -> None:
         self.device = device
@@ -229,6 +234,14 @@ class ResidentKernel:
 
     def uniform_for(self, dims: Any, aliased: bool, seed_offset: int) -> Uniform:
         """The uniform of a validated call whose seed starts ``seed_offset`` elements into its binding."""
+        raise NotImplementedError
+
+    def check_call(self, dims: Any) -> None:
+        """Raise ``KernelUnsupported`` for a valid call (the op's validated dims) this kernel cannot run here."""
+        raise NotImplementedError
+
+    def attributes(self, dims: Any) -> dict[str, Any]:
+        """The op's attributes of a validated call, as this kernel's ``prepare`` takes them by keyword."""
         raise NotImplementedError
 
     @property
@@ -473,14 +486,13 @@ class WorkspaceCache:
 
     def __init__(self, kernel: Any, capacity: int = 16) -> None:
         self.kernel = kernel
-        """An op kernel with ``device`` and ``prepare(**inputs, **attributes, present_state=...)``."""
+        """An op kernel (a ``ResidentKernel`` with its ``prepare``)."""
         self.capacity = capacity
         self._entries: OrderedDict[tuple, Workspace] = OrderedDict()
 
-    def get(self, dims: Any, aliased: bool, arrays: Mapping[str, np.ndarray],
-            attributes: Mapping[str, Any]) -> Workspace:
-        """The workspace for a call of the inputs ``arrays`` (those it has; ``attributes``: the op's keyword
-        attributes for ``prepare``), created (and the oldest evicted) on a miss."""
+    def get(self, dims: Any, aliased: bool, arrays: Mapping[str, np.ndarray]) -> Workspace:
+        """The workspace for a call of the inputs ``arrays`` (those it has), created (and the oldest evicted) on a
+        miss."""
         key = (dims, aliased, tuple((name, x.shape) for name, x in arrays.items()))
         found = self._entries.get(key)
         if found is not None:
@@ -488,7 +500,8 @@ class WorkspaceCache:
             return found
         device = self.kernel.device
         inputs = {name: device.tensor(x.shape, x.dtype, name) for name, x in arrays.items()}
-        call = self.kernel.prepare(**inputs, **attributes, present_state=inputs["past_state"] if aliased else None)
+        call = self.kernel.prepare(**inputs, **self.kernel.attributes(dims),
+                                   present_state=inputs["past_state"] if aliased else None)
         workspace = Workspace(inputs, call)
         self._entries[key] = workspace
         while len(self._entries) > self.capacity:
@@ -511,12 +524,12 @@ def workspaces(kernel: Any) -> WorkspaceCache:
     return _WORKSPACES[id(kernel)]
 
 
-def run_cached(kernel: Any, dims: Any, aliased: bool, arrays: Mapping[str, np.ndarray | None],
-               attributes: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """One NumPy-in, NumPy-out call on the workspace of its shape (``arrays``: the op's inputs, None for one the
-    call lacks): upload the inputs, dispatch, read back."""
+def run_cached(kernel: ResidentKernel, dims: Any, aliased: bool, arrays: Mapping[str, np.ndarray | None]
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """One NumPy-in, NumPy-out call of a validated, supported call on the workspace of its shape (``arrays``: the
+    op's inputs, None for one the call lacks): upload the inputs, dispatch, read back."""
     given = {name: x for name, x in arrays.items() if x is not None}
-    workspace = workspaces(kernel).get(dims, aliased, given, attributes)
+    workspace = workspaces(kernel).get(dims, aliased, given)
     for name, tensor in workspace.inputs.items():
         kernel.device.upload(given[name], name, into=tensor)
     return workspace.run()

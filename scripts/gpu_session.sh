@@ -2,18 +2,24 @@
 # Runs on the GPU machine (no network, Python 3.12 with numpy, onnx, onnxruntime, hypothesis,
 # pytest, matplotlib preinstalled): installs the carried wheels and Vulkan loader, lists the
 # backends, runs the correctness tests on the real GPU, then the full benchmark.
-# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all|large|campaign|paths|bench3|cuda|custom]
+# Usage: bash scripts/gpu_session.sh OUTDIR [bench|tests|all|large|campaign|paths|bench3|cuda|block|custom]
 #   large: the kernel against ORT's EP where device time dominates the host path (T = 64, B = 1 and 4)
 #   paths: the kernel tests, then the kernel paths side by side in one run (auto, workgroup, scalar,
 #          and the WGSL template build/old-kernel.wgsl where it was carried, e.g. the kernel before a
 #          change: git show REV:kernels/linear_attention.wgsl) at the reference decode configurations
 #          and at T = 64 against ORT's EP
 #   bench3: three consecutive full benchmarks on one machine session (do the verdicts hold?)
+#   block: the CausalConvWithState kernel and the hybrid block on the GPU: their tests (the kernel, the ONNX
+#          node cases through it, the q/k/v split, the hybrid-block property at a real layer's sizes, the planted
+#          conv-kernel bugs), then the block's bench (python3 -m fuzz.bench.block: the conv window's cost beside
+#          LinearAttention's, and the block's rollback against a rerun of the accepted prefix, at Qwen3.5's
+#          layer) on wgpu-native and on Dawn
 #   custom: after the set-up, the shell command in $GPU_COMMAND (e.g. a narrow python3 -m fuzz.bench)
 #   cuda: the CUDA EP live (onnxruntime-gpu, carried in parts by scripts/gpu_cuda_parts.sh and
 #         stashed in $CUDA_PARTS by earlier runs): its tests, the 64 CUDA reference cases replayed
 #         against it, and a campaign with every backend; CUDA_STEPS=conv: a CausalConvWithState campaign
-#         (its window native on the CUDA EP) against the oracle, the ONNX reference and ORT's WebGPU EP
+#         (its window native on the CUDA EP) against the oracle, the ONNX reference, ORT's WebGPU EP and the
+#         conv kernel on both WebGPU implementations (with LinearAttention's kernel: its partner in the hybrid block)
 set -uo pipefail
 out=${1:?output directory}; what=${2:-all}
 mkdir -p "$out"
@@ -95,7 +101,8 @@ if [ "$what" = cuda ]; then
     python3 -m pytest -q -p no:cacheprovider tests/backends/test_ort_cuda.py -k conv --tb=short -rfEs \
       > "$out/cuda-conv-tests.txt" 2>&1; tail -4 "$out/cuda-conv-tests.txt"
     # shellcheck disable=SC2086
-    python3 -m fuzz.cli campaign --ops CausalConvWithState --backends oracle,ort-cuda,onnx-reference,ort-webgpu \
+    python3 -m fuzz.cli campaign --ops CausalConvWithState \
+      --backends oracle,ort-cuda,onnx-reference,ort-webgpu,wgpu-conv,wgpu-conv-dawn,wgpu,wgpu-dawn \
       ${CUDA_CONV_CAMPAIGN:---time 120s -j 8} --out /tmp/campaign-conv 2>&1 | tr '\r' '\n' \
       > "$out/cuda-conv-campaign.txt"; tail -4 "$out/cuda-conv-campaign.txt"
     mkdir -p "$out/cuda-conv-campaign"
@@ -111,6 +118,17 @@ if [ "$what" = cuda ]; then
     cp -r /tmp/campaign-cuda/summary.json /tmp/campaign-cuda/report.html /tmp/campaign-cuda/corpus \
       /tmp/campaign-cuda/native.log "$out/cuda-campaign/" 2>/dev/null
   fi
+fi
+if [ "$what" = block ]; then
+  timeout 400 python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernels/test_conv_kernel.py \
+    tests/kernels/test_conv_kernel_onnx_cases.py tests/kernels/test_qkv_split.py tests/engine/test_hybrid_block.py \
+    tests/engine/test_conv_kernel_mutants.py tests/engine/test_properties.py -k "conv or hybrid or split" \
+    --tb=short -rfEs > "$out/block-tests.txt" 2>&1
+  tail -6 "$out/block-tests.txt"
+  for impl in wgpu dawn; do
+    python3 -m fuzz.bench.block --implementation "$impl" --out "$out/block-$impl" 2>&1 | grep -v '^Warning' \
+      | tee "$out/block-$impl.txt"
+  done
 fi
 if [ "$what" = custom ]; then
   bash -c "${GPU_COMMAND:?set GPU_COMMAND}" 2>&1 | tee "$out/custom.txt"

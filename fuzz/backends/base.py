@@ -17,6 +17,7 @@ from fuzz.model.ops import LINEAR_ATTENTION
 
 if TYPE_CHECKING:
     from fuzz.model.chain import Chain
+    from kernels.resident import ResidentKernel
 
 
 class Outcome(enum.Enum):
@@ -183,6 +184,12 @@ class Backend(ABC):
         the property that needs one skips it with that reason.
         """
         raise Unsupported(self.name, "no device-resident chain (its select-and-resume is the caller's, on the host)")
+
+    def resident_kernel(self) -> ResidentKernel | None:
+        """The device-resident kernel behind this backend (``kernels.resident``), for a property that runs it
+        together with another op's kernel on the same device, the state never leaving it (the hybrid block);
+        None (the default) for a backend that runs on the host or in another process."""
+        return None
 
     def close(self) -> None:
         """Release devices, sessions and caches."""

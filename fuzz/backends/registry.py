@@ -29,6 +29,8 @@ REGISTRY: dict[str, str] = {
     "wgpu-chunked": "fuzz.backends.wgpu_kernel:WgpuChunkedBackend",
     "wgpu-wide": "fuzz.backends.wgpu_kernel:WgpuWideBackend",
     "wgpu-specialised": "fuzz.backends.wgpu_kernel:WgpuSpecialisedBackend",
+    "wgpu-conv": "fuzz.backends.wgpu_conv:WgpuConvBackend",
+    "wgpu-conv-dawn": "fuzz.backends.wgpu_conv:WgpuConvDawnBackend",
 }
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""
 

@@ -113,7 +113,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def options_from_args(args: argparse.Namespace) -> Options:
     """The run's ``Options`` from parsed arguments (``ValueError`` for an inconsistent choice; the
     kernel's adapter is the one ``--device``/``--adapter`` chose, ``fuzz.backend_options``)."""
-    from fuzz.backends.wgpu_kernel import chosen_adapter
+    from fuzz.backends.kernel_backend import chosen_adapter
 
     protocol = QUICK if args.quick else FULL
     overrides = {name: getattr(args, name) for name in ("warmups", "iterations", "repetitions")

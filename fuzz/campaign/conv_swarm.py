@@ -11,6 +11,11 @@ contract (``plan``), as LinearAttention's units do (``fuzz.campaign.swarm``: swa
 - which ``ndim`` (1 mostly: 2 and 3 run on the oracle alone), which channel layouts, one or two causal
   kernel sizes (4, the models' size, most often), the largest dilation, which activations, dtypes and
   whether a bias is drawn.
+
+Every backend that runs the convolution takes part in a conv unit, the conv kernel's on both WebGPU
+implementations among them. Of LinearAttention's kernel, which takes part only in the hybrid block (the
+convolution's output through LinearAttention), a conv unit runs the default forms on both implementations
+and leaves out the variants a software adapter runs in its place (``CONV_SIT_OUT``).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from fuzz.campaign.swarm import TARGETING, UNIT_SECONDS, UnitPlan
+from fuzz.campaign.swarm import CHUNKED_RUNTIME, SPECIALISED_RUNTIME, TARGETING, UNIT_SECONDS, WIDE_RUNTIME, UnitPlan
 from fuzz.engine.conv_strategies import KERNEL_SIZES, ConvLimits
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
 from oracles.causal_conv import ACTIVATIONS
@@ -49,6 +54,10 @@ CONV_TIERS = (
     ConvTier("conv medium", 0.3, max_channels=256, seq_lens=((1, 8), (1, 16), (9, 32)), max_elements=1 << 14),
     ConvTier("conv large", 0.1, max_channels=2048, seq_lens=((1, 8), (17, 64)), max_elements=1 << 16),
 )
+
+CONV_SIT_OUT = frozenset({CHUNKED_RUNTIME, SPECIALISED_RUNTIME, WIDE_RUNTIME})
+"""The LinearAttention kernel's variants, which a conv unit leaves out: in the hybrid block they would add
+pairs that test their own forms of LinearAttention (which its own units do) at several times the cost."""
 
 KERNEL_DRAWS = (*KERNEL_SIZES, 4, 4, 4, 2, 3)
 """Causal kernel sizes as drawn (repeats as weights): 4, the size of the hybrid models' convolutions, most."""
@@ -85,5 +94,5 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
         biases=_subset(rng, (False, True), keep_all=0.5), max_spatial=rng.choice((1, 2, 3)),
         max_elements=tier.max_elements,
     )
-    return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, seconds=UNIT_SECONDS,
-                    targeting=rng.random() < TARGETING)
+    return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=CONV_SIT_OUT,
+                    seconds=UNIT_SECONDS, targeting=rng.random() < TARGETING)

@@ -51,6 +51,7 @@ from fuzz.engine.properties import CheckResult, resolve_property
 from fuzz.findings import Finding, Kind, PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
+from kernels.resident import ResidentKernel
 
 ENDS_THE_PROCESS = (Kind.CRASH, Kind.TIMEOUT)
 """Issue kinds whose cases a backend running in the worker's own process never runs (it would take the worker
@@ -96,6 +97,9 @@ class CountingBackend(Backend):
     @property
     def pipelines_compiled(self) -> int | None:
         return self.inner.pipelines_compiled
+
+    def resident_kernel(self) -> ResidentKernel | None:
+        return self.inner.resident_kernel()
 
     @contextmanager
     def _counting(self, case: Case, calls: int) -> Iterator[None]:
@@ -373,7 +377,8 @@ def run_unit(
             property failure, or an error once examples ran, becomes the result's finding.
     """
     op = for_limits(limits).op.name
-    backends = [b for b in backends if op in b.capabilities().ops]
+    prop = resolve_property(unit.property)
+    backends = [b for b in backends if prop.takes_part(b, op)]
     body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
                     classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting, on_saved=on_saved)
     result = body.result

@@ -51,10 +51,11 @@ LIMIT_NAMES = (SWARM, *LIMITS)
 
 def plan_for(limits: str, unit: WorkUnit, examples: int, ops: Sequence[str] = (LINEAR_ATTENTION.name,)) -> UnitPlan:
     """What ``unit`` draws from under ``--limits limits``: the op it tests, among ``ops`` (those its property
-    applies to; by the unit's seed in a swarm, ``conv_swarm.unit_op``, else in turn by the unit's number), and
-    its own swarm plan of that op or the op's fixed slice."""
+    applies to, or the property's own where it applies to none of them; by the unit's seed in a swarm,
+    ``conv_swarm.unit_op``, else in turn by the unit's number), and its own swarm plan of that op or the op's
+    fixed slice."""
     prop = resolve_property(unit.property)
-    candidates = tuple(op for op in ops if prop.applies_to(op)) or (LINEAR_ATTENTION.name,)
+    candidates = tuple(op for op in ops if prop.applies_to(op)) or prop.ops or (LINEAR_ATTENTION.name,)
     warming_up = unit.number < swarm.WARM_UP_ROUNDS
     if limits == SWARM:
         op = conv_swarm.unit_op(unit.seed, candidates)

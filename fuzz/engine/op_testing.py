@@ -12,7 +12,7 @@ depth of each result, and how an element of a result is named in a mismatch repo
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from fuzz.engine import tolerance
 from fuzz.engine.bad_inputs import RULES, invalid_cases
-from fuzz.engine.chains import chain_cases
+from fuzz.engine.chains import chain_cases, window_chain_cases
 from fuzz.engine.conv_bad_inputs import CONV_RULES, invalid_conv_cases
 from fuzz.engine.conv_strategies import ConvLimits, conv_cases
 from fuzz.engine.conv_tolerance import conv_depth, exact_conv_answer
@@ -121,10 +121,15 @@ LINEAR_ATTENTION_TESTING = OpTesting(
     locate=lambda dims, tensor, index: la_locate(dims.d_v, tensor, index),
 )
 
+def _conv_chain_cases(limits: ConvLimits) -> st.SearchStrategy[Case]:
+    """Chains of ``ndim = 1`` calls: the kernels that run chains (``kernels.causal_conv``) run that alone."""
+    return window_chain_cases(conv_cases, replace(limits, ndims=(1,)))
+
+
 CAUSAL_CONV_TESTING = OpTesting(
     op=CAUSAL_CONV, limits_type=ConvLimits, cases=conv_cases, resume_cases=partial(resume_window_cases, conv_cases),
     invalid_cases=invalid_conv_cases, rules=CONV_RULES, exact=exact_conv_answer,
-    depth=lambda dims, tensor, tokens: conv_depth(dims, tensor), locate=_conv_locate,
+    depth=lambda dims, tensor, tokens: conv_depth(dims, tensor), locate=_conv_locate, chain_cases=_conv_chain_cases,
 )
 
 TESTING: Mapping[str, OpTesting] = {t.op.name: t for t in (LINEAR_ATTENTION_TESTING, CAUSAL_CONV_TESTING)}

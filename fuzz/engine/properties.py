@@ -1,11 +1,12 @@
 """The differential engine: docs/spec.md §4's correctness plan as named properties, driven by Hypothesis.
 
 Each ``Property`` pairs a strategy (which cases it needs) with a check (what must hold on every
-selected backend). A check raises ``fuzz.findings.PropertyFailure`` (carrying a ``Finding``) on
-violation and otherwise returns a ``CheckResult`` (largest error/tolerance ratio, comparisons made,
-backends skipped and why). The float64 oracle (``oracles``) is always the exact answer behind
-tolerances. Hypothesis drives the properties in one place, ``fuzz.campaign.unit.run_unit``, for
-tests and campaigns alike; ``lafuzz repro`` re-checks one saved case.
+selected backend), written with ``fuzz.engine.checking.Check``. A check raises
+``fuzz.findings.PropertyFailure`` (carrying a ``Finding``) on violation and otherwise returns a
+``CheckResult`` (largest error/tolerance ratio, comparisons made, backends skipped and why). The float64
+oracle (``oracles``) is always the exact answer behind tolerances. Hypothesis drives the properties in one
+place, ``fuzz.campaign.unit.run_unit``, for tests and campaigns alike; ``lafuzz repro`` re-checks one saved
+case.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ import functools
 import importlib
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from functools import cached_property, partial
-from typing import Any, TypeVar
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
@@ -24,182 +24,14 @@ from hypothesis import strategies as st
 import oracles
 from fuzz.backends import Backend, ChainCall, Crashed, Rejected, TimedOut, Unsupported
 from fuzz.engine.bad_inputs import PASS_THROUGH_RULES
-from fuzz.engine.compare import Match, Mismatch, MismatchError, Where, element_ratios
-from fuzz.engine.op_testing import OpTesting, for_limits, for_op
+from fuzz.engine.checking import Check, CheckResult, Property, Result, failure_kind
+from fuzz.engine.compare import Match
+from fuzz.engine.hybrid_block import HYBRID_BLOCK
+from fuzz.engine.op_testing import OpTesting, for_limits
 from fuzz.engine.strategies import with_clean_past
-from fuzz.findings import Finding, Kind, PropertyFailure
+from fuzz.findings import Kind
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain, token_spans
-from fuzz.model.ops import LINEAR_ATTENTION
-
-
-@dataclass
-class CheckResult:
-    """What one check of one case did, when it found nothing wrong."""
-
-    max_ratio: float = 0.0
-    """Largest error/tolerance ratio seen (0 for exact comparisons that held)."""
-    comparisons: int = 0
-    """Assertions made; 0 means the case was vacuous for these backends."""
-    skipped: dict[str, str] = field(default_factory=dict)
-    """Backend (or ``*``) -> why it took no part in this case."""
-    parts: dict[str, float] = field(default_factory=dict)
-    """``"backends|output"`` or ``"backends|slot j"`` -> largest error/tolerance ratio there (the
-    campaign report plots these per backend pair and per slot)."""
-
-
-@dataclass(frozen=True)
-class Property:
-    """A named correctness property: the cases it needs and the check every backend must pass.
-
-    ``strategy(limits)`` draws the cases of the op whose limits it is given (``Limits``: LinearAttention;
-    ``ConvLimits``: CausalConvWithState); ``ops`` names the ops it applies to (None: every op).
-    """
-
-    name: str
-    description: str
-    strategy: Callable[[Any], st.SearchStrategy[Case]]
-    check: Callable[[Case, Sequence[Backend]], CheckResult | None]
-    invalid_input: bool = False
-    """Feeds input that breaks the contract: the input that kills native code, so backends that
-    declare ``crash_prone`` run it in a crash-isolated worker (``fuzz.backends.create(isolate=True)``)."""
-    ops: tuple[str, ...] | None = None
-
-    def applies_to(self, op: str) -> bool:
-        """Whether the property has cases of ``op`` (an op name)."""
-        return self.ops is None or op in self.ops
-
-
-Result = tuple[np.ndarray, np.ndarray]
-Got = TypeVar("Got")
-
-
-class _Check:
-    """One property check of one case: runs backends, compares, and collects what happened."""
-
-    def __init__(self, prop: str, case: Case, *, valid: bool = True) -> None:
-        self.prop = prop
-        self.case = case
-        self.testing: OpTesting = for_op(case.op)
-        self.dims: Any = case.dims() if valid else None
-        self.result = CheckResult()
-        self._exact: dict[int, tuple[Case, Any]] = {}
-
-    def exact(self, case: Case | None = None) -> Any:
-        """The float64 oracle's answer for ``case`` (default: the checked case), with magnitudes;
-        computed once per case object in this check (every backend is compared with the same answer)."""
-        case = case or self.case
-        if id(case) not in self._exact:  # the case is kept with its answer, so its id is not reused
-            self._exact[id(case)] = (case, self.testing.exact(case.inputs, case.attrs))
-        return self._exact[id(case)][1]
-
-    def fail(self, kind: Kind, backends: tuple[str, ...], detail: str, text: str,
-             mismatch: Mismatch | None = None) -> PropertyFailure:
-        report = mismatch.report() if mismatch else f"[{self.prop}] {kind} on {', '.join(backends)}: {text}\n" \
-            f"  case: {self.case.summary()}"
-        return PropertyFailure(Finding.of(property=self.prop, backends=backends, kind=kind, detail=detail,
-                                          report=report, case=self.case,
-                                          mismatch=mismatch.facts() if mismatch else None))
-
-    def skip(self, who: str, why: str) -> None:
-        self.result.skipped[who] = why
-
-    def runs_op(self, backend: Backend) -> bool:
-        """Whether ``backend`` runs the checked case's op; a skip with the reason if not."""
-        if self.case.op.name in backend.capabilities().ops:
-            return True
-        runs = ", ".join(backend.capabilities().ops)
-        self.skip(backend.name, f"does not run {self.case.op.name} (its capabilities list {runs})")
-        return False
-
-    def run(self, backend: Backend, case: Case) -> Result | None:
-        """Run a valid case; None (recorded as a skip) if the backend cannot run it here."""
-        if not self.runs_op(backend):
-            return None
-        got = self._attempt(backend, case, backend.run)
-        return None if got is None else (np.asarray(got[0]), np.asarray(got[1]))
-
-    def run_chain(self, backend: Backend, chain: Chain) -> list[ChainCall] | None:
-        """Run the checked chain case on the backend's device-resident path; None (recorded as a
-        skip) if it has none or cannot run this case."""
-        if not self.runs_op(backend):
-            return None
-        return self._attempt(backend, self.case, lambda case: backend.run_chain(case, chain))
-
-    def _attempt(self, backend: Backend, case: Case, runner: Callable[[Case], Got]) -> Got | None:
-        """``runner(case)`` on a valid case, its non-results turned into skips and findings.
-
-        The caller's arrays must come back untouched (an aliased binding aside, which owns its
-        buffer): a backend that writes into them would, for one, destroy the past state a
-        zero-token acceptance keeps. They are restored before the failure is raised.
-        """
-        before = {} if case.aliased else {n: x.copy() for n, x in case.inputs.items()}
-        try:
-            got = runner(case)
-        except Unsupported as err:
-            self.skip(backend.name, err.message)
-            return None
-        except Rejected as err:
-            raise self.fail(Kind.REJECTED_VALID, (backend.name,), "valid-input",
-                            f"rejected a valid case: {err.message}") from err
-        except (Crashed, TimedOut) as err:
-            raise self.fail(_failure_kind(err), (backend.name,), "valid-input", err.message) from err
-        clobbered = [n for n, x in before.items() if x.tobytes() != case.inputs[n].tobytes()]
-        for name in clobbered:
-            case.inputs[name][...] = before[name]
-        if clobbered:
-            raise self.fail(Kind.CLOBBERED_INPUT, (backend.name,), clobbered[0],
-                            f"the call wrote into the caller's {', '.join(clobbered)} (not an aliased binding)")
-        return got
-
-    def compare(self, actual: np.ndarray, expected: np.ndarray, *, exact: Any, tensor: str,
-                labels: tuple[str, str], backends: tuple[str, ...], detail: str = "",
-                tokens: int | None = None, rows: slice = slice(None), **options: Any) -> None:
-        """``assert_close`` against ``exact``'s part ``tensor`` (``rows``: output positions compared, along
-        the op's sequence axis); a mismatch becomes a ``PropertyFailure``."""
-        depth = self.testing.depth(self.dims, tensor, tokens)
-        where = Where(self.prop, labels, self.summary)
-        values, block = exact.part(tensor)
-        if tensor == "output":
-            values, block = self.along_sequence(values, rows), self.along_sequence(block, rows)
-        try:
-            ratios = element_ratios(actual, expected, exact=values, block=block, tensor=tensor, depth=depth,
-                                    where=where, locate=partial(self.testing.locate, self.dims, tensor), **options)
-        except MismatchError as err:
-            m = err.mismatch
-            raise self.fail(Kind.MISMATCH, backends, f"{tensor}:{m.reason}{detail}", "", m) from err
-        self.result.max_ratio = max(self.result.max_ratio, float(ratios.max(initial=0.0)))
-        self.result.comparisons += 1
-        self._note_parts("/".join(backends), tensor, ratios)
-
-    def along_sequence(self, x: np.ndarray, positions: slice) -> np.ndarray:
-        """``x`` (an output) restricted to ``positions`` of the op's sequence axis."""
-        index: list[slice] = [slice(None)] * x.ndim
-        index[self.case.op.sequence_axis(self.case.attrs)] = positions
-        return x[tuple(index)]
-
-    def slots(self, selected: np.ndarray) -> np.ndarray:
-        """A per-slot boolean as a mask of the windowed state (the window axis first)."""
-        return selected.reshape(-1, *[1] * (len(self.dims.state_shape) - 1))
-
-    @cached_property
-    def summary(self) -> str:
-        """The case in one line, for reports (computed once per check)."""
-        return self.case.summary()
-
-    def _note_parts(self, pair: str, tensor: str, ratios: np.ndarray) -> None:
-        """Record the passing ratios of ``tensor`` for ``pair``, slot by slot for a windowed state."""
-        if tensor == "output" or not self.case.state_window:
-            worst = {"output" if tensor == "output" else "state W=0": float(ratios.max(initial=0.0))}
-        else:
-            worst = {f"slot {j}": float(slot.max(initial=0.0)) for j, slot in enumerate(ratios)}
-        for part, value in worst.items():
-            key = f"{pair}|{part}"
-            self.result.parts[key] = max(self.result.parts.get(key, 0.0), value)
-
-
-def _failure_kind(err: Crashed | TimedOut) -> Kind:
-    return Kind.CRASH if isinstance(err, Crashed) else Kind.TIMEOUT
 
 
 def _at_window_zero(case: Case) -> Case:
@@ -213,7 +45,7 @@ def _at_window_zero(case: Case) -> Case:
 
 def check_backends_agree(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """Every pair of backends agrees on ``output`` and every state slot."""
-    c = _Check("backends-agree", case)
+    c = Check("backends-agree", case)
     exact = c.exact()
     results = [(b.name, r) for b in backends if (r := c.run(b, case)) is not None]
     if len(results) < 2:
@@ -226,7 +58,7 @@ def check_backends_agree(case: Case, backends: Sequence[Backend]) -> CheckResult
 
 def check_output_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """``output`` at ``W > 0`` equals ``output`` at ``W = 0`` (seeded with ``past_state[W-1]``)."""
-    c = _Check("output-parity", case)
+    c = Check("output-parity", case)
     legacy = _at_window_zero(case)
     exact = c.exact()
     w = c.dims.state_window
@@ -241,7 +73,7 @@ def check_output_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
 
 def check_prefix_oracle(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """Each slot equals a separately evaluated prefix (``W = 0`` oracle runs); output equals the oracle's."""
-    c = _Check("prefix-oracle", case)
+    c = Check("prefix-oracle", case)
     exact = c.exact()
     by_prefix = case.op.window_by_prefix(case.op.oracle, dict(case.inputs), dict(case.attrs))
     for b in backends:
@@ -255,7 +87,7 @@ def check_prefix_oracle(case: Case, backends: Sequence[Backend]) -> CheckResult:
     return c.result
 
 
-def _same_bits(c: _Check, b: Backend, exact: Any, first: tuple[Case, str], second: tuple[Case, str]) -> None:
+def _same_bits(c: Check, b: Backend, exact: Any, first: tuple[Case, str], second: tuple[Case, str]) -> None:
     """Run two variants of one call on ``b`` and demand bit-identical outputs and states."""
     one, other = c.run(b, first[0]), c.run(b, second[0])
     if one is None or other is None:
@@ -267,7 +99,7 @@ def _same_bits(c: _Check, b: Backend, exact: Any, first: tuple[Case, str], secon
 
 def check_poison_invariance(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """Poisoned past slots ``0..W-2`` change not one bit of any output (only slot ``W-1`` is read)."""
-    c = _Check("poison-invariance", case)
+    c = Check("poison-invariance", case)
     clean = with_clean_past(case)
     exact = c.exact(clean)
     for b in backends:
@@ -277,7 +109,7 @@ def check_poison_invariance(case: Case, backends: Sequence[Backend]) -> CheckRes
 
 def check_leading_zeros(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """With ``T < W`` the leading ``W - T`` slots, which represent no token, are exactly zero."""
-    c = _Check("leading-zeros", case)
+    c = Check("leading-zeros", case)
     exact = c.exact()
     lead = c.dims.state_window - c.dims.seq_len
     leading = c.slots(np.arange(c.dims.state_window) < lead)
@@ -290,7 +122,7 @@ def check_leading_zeros(case: Case, backends: Sequence[Backend]) -> CheckResult:
     return c.result
 
 
-def _check_resume(c: _Check, b: Backend, draft: Case, fresh: Case, present: np.ndarray, accepted: int) -> None:
+def _check_resume(c: Check, b: Backend, draft: Case, fresh: Case, present: np.ndarray, accepted: int) -> None:
     """Resume after accepting ``accepted`` draft tokens; compare with ``fresh`` (the accepted tokens and
     the next ones in one call) run on the same backend."""
     case, d = c.case, c.dims
@@ -319,8 +151,8 @@ def _check_resume(c: _Check, b: Backend, draft: Case, fresh: Case, present: np.n
 def check_select_resume(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """Select a slot and resume = a fresh run over the accepted prefix and the next tokens, for the
     case's drawn acceptance (``notes["accepted"]``); a zero-token acceptance resumes from the
-    original past state, which the call must leave untouched (``_Check.run`` checks every call for that)."""
-    c = _Check("select-resume", case)
+    original past state, which the call must leave untouched (``Check.run`` checks every call for that)."""
+    c = Check("select-resume", case)
     draft = token_spans(case, (0, int(case.notes["draft_len"])))
     accepted = int(case.notes["accepted"])
     fresh = token_spans(case, (0, accepted), (draft.seq_len, case.seq_len))
@@ -331,7 +163,7 @@ def check_select_resume(case: Case, backends: Sequence[Backend]) -> CheckResult:
     return c.result
 
 
-def _check_chain_call(c: _Check, b: Backend, call: Case, got: ChainCall, label: str) -> None:
+def _check_chain_call(c: Check, b: Backend, call: Case, got: ChainCall, label: str) -> None:
     """One call of a device-resident chain against the oracle's answer to it (``call``: its tokens
     and the seed it should have read)."""
     exact = c.exact(call)
@@ -354,7 +186,7 @@ def check_device_chain(case: Case, backends: Sequence[Backend]) -> CheckResult:
     term; the drift of a long chain is not this property's business, but ``select-resume``'s).
     Backends without a device-resident chain are skipped with their reason.
     """
-    c = _Check("device-chain", case)
+    c = Check("device-chain", case)
     chain = Chain.of(case)
     for b in backends:
         calls = c.run_chain(b, chain)
@@ -371,7 +203,7 @@ def check_device_chain(case: Case, backends: Sequence[Backend]) -> CheckResult:
 
 def check_aliasing(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """One read-write buffer bound as past and present state gives the bits of separate buffers."""
-    c = _Check("aliasing", case)
+    c = Check("aliasing", case)
     exact = c.exact()
     separate = replace(case, aliased=False)
     for b in backends:
@@ -395,7 +227,7 @@ def _passes_through(case: Case, result: Result) -> bool:
 def check_error_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """Every backend rejects an invalid case with a message; none returns values or crashes."""
     rule = case.notes["broken_rule"]
-    c = _Check("error-parity", case, valid=False)
+    c = Check("error-parity", case, valid=False)
     rejected: dict[str, str] = {}
     accepted: list[str] = []
     for b in backends:
@@ -410,7 +242,7 @@ def check_error_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
         except Unsupported as err:
             c.skip(b.name, err.message)
         except (Crashed, TimedOut) as err:
-            raise c.fail(_failure_kind(err), (b.name,), rule, f"on input breaking {rule!r}: {err.message}") from err
+            raise c.fail(failure_kind(err), (b.name,), rule, f"on input breaking {rule!r}: {err.message}") from err
         else:
             result = (np.asarray(result[0]), np.asarray(result[1]))
             if not (rule in PASS_THROUGH_RULES and _passes_through(case, result)):
@@ -452,12 +284,13 @@ PROPERTIES: dict[str, Property] = {
                  _of_limits(lambda t, limits: t.resume_cases(limits)), check_select_resume),
         Property("device-chain", "a chain of calls resumed on the device (slot rebound or copied on the GPU) "
                  "equals the oracle's chain, call by call and slot by slot",
-                 _of_limits(_chain_cases), check_device_chain, ops=(LINEAR_ATTENTION.name,)),
+                 _of_limits(_chain_cases), check_device_chain),
         Property("aliasing", "aliased past/present state binding gives the bits of separate buffers",
                  _of_limits(lambda t, limits: t.cases(limits, aliased=True)), check_aliasing),
         Property("error-parity", "every backend rejects each broken rule with a message, never returns values "
                  "or crashes", _of_limits(lambda t, limits: t.invalid_cases(limits)), check_error_parity,
                  invalid_input=True),
+        HYBRID_BLOCK,
     )
 }
 """Every property, in a fixed order."""

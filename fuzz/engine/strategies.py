@@ -343,7 +343,7 @@ def values(rng: np.random.Generator, shape: tuple[int, ...], magnitude: str, dty
     return x
 
 
-def _decays(rng: np.random.Generator, shape: tuple[int, ...], regime: str) -> np.ndarray:
+def decays(rng: np.random.Generator, shape: tuple[int, ...], regime: str) -> np.ndarray:
     """Log-space decays ``g <= 0`` (``exp(g)`` in ``(0, 1]``) in one regime."""
     near_zero = -rng.uniform(0.0, 1e-3, shape) * (rng.random(shape) < 0.75)
     moderate = -rng.uniform(0.0, 1.0, shape)
@@ -355,7 +355,7 @@ def _decays(rng: np.random.Generator, shape: tuple[int, ...], regime: str) -> np
     return np.choose(choice, [near_zero, moderate, strong])
 
 
-def _betas(rng: np.random.Generator, shape: tuple[int, ...], regime: str) -> np.ndarray:
+def betas(rng: np.random.Generator, shape: tuple[int, ...], regime: str) -> np.ndarray:
     """Betas in ``[0, 1]``, endpoints included."""
     if regime == "zero":
         return np.zeros(shape)
@@ -410,9 +410,9 @@ def build_case(shape: Shape, layout: Layout, num: Numerics, *, aliased: bool = F
         arrays["past_state"] = values(
             rng, (shape.state_window, *slot) if shape.state_window else slot, num.magnitude, dtype)
     if layout.decay_per_row is not None:
-        arrays["decay"] = _decays(rng, (b, t, h_kv * (shape.d_k if layout.decay_per_row else 1)), num.decay)
+        arrays["decay"] = decays(rng, (b, t, h_kv * (shape.d_k if layout.decay_per_row else 1)), num.decay)
     if layout.beta_shared is not None:
-        arrays["beta"] = _betas(rng, (b, t, 1 if layout.beta_shared else h_kv), num.beta)
+        arrays["beta"] = betas(rng, (b, t, 1 if layout.beta_shared else h_kv), num.beta)
     arrays = {name: x.astype(dtype) for name, x in arrays.items()}
 
     attrs: dict[str, Any] = {"q_num_heads": shape.q_heads, "kv_num_heads": shape.kv_heads,

@@ -100,6 +100,10 @@ class Case:
             parts.append(f"poison={self.poison}")
         if "draft_len" in self.notes:
             parts.append(f"draft={self.notes['draft_len']} accepted={self.notes['accepted']}")
+        if "block" in self.notes:  # a hybrid block: LinearAttention runs on this call's output
+            b = self.notes["block"]
+            parts.append(f"then LinearAttention Hq={b['q_heads']} Hkv={b['kv_heads']} nk={b['key_heads']} "
+                         f"dk={b['d_k']} dv={b['d_v']} rule={b['update_rule']}")
         if "chain_accepted" in self.notes:
             accepted = ",".join(str(a) for a in self.notes["chain_accepted"])
             lens = self.notes.get("call_lens", self.notes.get("call_len"))

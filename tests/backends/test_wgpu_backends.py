@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from support.sampling import sample
 
+from fuzz.backends import Unsupported
+from fuzz.engine.op_testing import for_op
 from fuzz.implementation import Implementation
+from fuzz.model.ops import OPS
 
 
 @pytest.mark.parametrize(("name", "on_software"), [("wgpu", "workgroup"), ("wgpu-dawn", "auto")])
@@ -17,11 +21,19 @@ def test_kernel_path_follows_the_adapter(name: str, on_software: str, need) -> N
     assert any("kernel path" in note for note in backend.capabilities().notes) == (expected != "auto")
 
 
-@pytest.mark.parametrize(("name", "module"), [("wgpu", "wgpu"), ("wgpu-dawn", "wgpudawn")])
-def test_a_kernel_backend_says_what_it_runs(name: str, module: str, need) -> None:
+@pytest.mark.parametrize(("name", "module", "op"), [
+    ("wgpu", "wgpu", "LinearAttention"), ("wgpu-dawn", "wgpudawn", "LinearAttention"),
+    ("wgpu-conv", "wgpu", "CausalConvWithState"), ("wgpu-conv-dawn", "wgpudawn", "CausalConvWithState")])
+def test_a_kernel_backend_says_what_it_runs(name: str, module: str, op: str, need) -> None:
     """``Backend.implementation`` (the key of known issues) is the WebGPU package and its version, as for every
-    backend; the WebGPU implementation the kernel runs on is ``webgpu``, a name of its own."""
+    backend; the WebGPU implementation the kernel runs on is ``webgpu``, a name of its own; the op is its kernel's,
+    and a case of another op is ``Unsupported``, never run."""
     backend = need(name)
     assert isinstance(backend.implementation, Implementation)
     assert backend.implementation == backend.capabilities().implementation
     assert backend.implementation.name == module and backend.options.implementation == backend.webgpu
+    assert backend.capabilities().ops == (op,)
+    other = next(o for o in OPS.values() if o.name != op)
+    case = sample(for_op(other).cases(for_op(other).preset("ci")), 1)[0]
+    with pytest.raises(Unsupported, match=f"runs {op} only"):
+        backend.run(case)

@@ -37,8 +37,22 @@ def test_conv_plans_reach_the_contract_within_their_caps() -> None:
 
 
 def test_the_device_chain_and_fixed_limits_choose_an_op_each_unit_can_test() -> None:
-    for number in range(6):
-        unit = WorkUnit("device-chain", number, number)
-        assert isinstance(plan_for("swarm", unit, 50, BOTH).limits, Limits)
+    chains = {type(plan_for("swarm", WorkUnit("device-chain", number, seed), 50, BOTH).limits)
+              for number, seed in enumerate(SEEDS[:40])}
+    assert chains == {Limits, ConvLimits}  # both kernels run device-resident chains
+    only_la = plan_for("swarm", WorkUnit("device-chain", 0, 3), 50, ("LinearAttention",))
+    assert isinstance(only_la.limits, Limits)
     fixed = [plan_for("ci", WorkUnit("backends-agree", number, 7), 50, BOTH).limits for number in range(4)]
     assert [type(lim) for lim in fixed] == [Limits, ConvLimits, Limits, ConvLimits]
+
+
+def test_conv_units_run_the_conv_kernel_on_both_runtimes() -> None:
+    """The conv kernel's backends on wgpu-native and Dawn take part in every conv unit (its calls are cheap), and
+    so do LinearAttention's default kernels, its partners in the hybrid block; its variants sit out."""
+    names = ("oracle", "wgpu", "wgpu-dawn", "wgpu-chunked", "wgpu-specialised", "wgpu-wide", "wgpu-conv",
+             "wgpu-conv-dawn", "ort-webgpu")
+    conv_seeds = [s for s in SEEDS if conv_swarm.unit_op(s, BOTH) == "CausalConvWithState"]
+    for seed in conv_seeds:
+        plan = plan_for("swarm", WorkUnit("prefix-oracle", 5, seed), 50, BOTH)
+        assert isinstance(plan.limits, ConvLimits)
+        assert swarm.sitting_out(plan, names) == {"wgpu-chunked", "wgpu-specialised", "wgpu-wide"}

@@ -9,12 +9,12 @@ campaign draws them, find it and shrink it to a case in that region.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import pytest
 from hypothesis import settings
 from support.kernel_mutants import MUTANTS, KernelMutant
+from support.swarm_hunt import hunt
 
 from fuzz.backends import Backend
 from fuzz.campaign import swarm
@@ -28,10 +28,6 @@ from kernels.shader import CHUNK_SIZE, KernelSpec
 
 PROPERTY = "backends-agree"
 OLD_SLICE_EXAMPLES = 150
-SWARM_UNITS = 40
-"""Swarm units tried before giving up (a campaign runs hundreds in its default three minutes)."""
-UNIT_EXAMPLES = 25
-UNIT_SECONDS = 4.0
 
 
 def _tiles(case: Case) -> int:
@@ -71,17 +67,8 @@ def test_the_old_slice_cannot_see_the_mutant(cls: type[KernelMutant], need) -> N
 @pytest.mark.parametrize("cls", MUTANTS, ids=lambda m: m.patch.name)
 def test_swarm_units_find_and_shrink_the_mutant(cls: type[KernelMutant], need) -> None:
     bad = _mutant(cls, need)
-    for number in range(SWARM_UNITS):
-        unit = WorkUnit(PROPERTY, number, seed=7919 * number + 1)
-        plan = swarm.plan(unit.seed, UNIT_EXAMPLES)
-        result = run_unit(unit, [need("oracle"), bad], limits=plan.limits,
-                          settings=settings(settings(), max_examples=plan.examples),
-                          budget_at=time.time() + UNIT_SECONDS)
-        if result.finding is not None:
-            break
-    else:
-        pytest.fail(f"{cls.patch.name}: not found in {SWARM_UNITS} swarm units")
-    finding = result.finding
+    found = hunt(PROPERTY, [need("oracle"), bad], swarm.plan, cls.patch.name)
+    finding = found.finding
     assert finding.kind == Kind.MISMATCH and bad.name in finding.backends, finding.report
     assert REGION[cls.patch.name](finding.case), f"minimal case outside {cls.patch.region}: {finding.case.summary()}"
-    print(f"{cls.patch.name}: unit {number} ({plan.describe()}) -> {finding.case.summary()}")
+    print(f"{cls.patch.name}: unit {found.number} ({found.plan.describe()}) -> {finding.case.summary()}")

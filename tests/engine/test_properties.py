@@ -20,9 +20,10 @@ from fuzz.backends import REGISTRY, Backend
 from fuzz.backends.oracle import OracleBackend
 from fuzz.campaign import profiles
 from fuzz.campaign.shard import WorkUnit
-from fuzz.campaign.unit import run_unit
+from fuzz.campaign.unit import UnitResult, run_unit
 from fuzz.corpus.known_issues import KNOWN_ISSUES, KnownIssue
 from fuzz.engine.bad_inputs import BREAKERS, break_case
+from fuzz.engine.op_testing import OpLimits, for_op
 from fuzz.engine.properties import PROPERTIES, check_error_parity
 from fuzz.engine.strategies import Layout, Limits, Numerics, Shape, build_case
 from fuzz.engine.tolerance import exact_answer
@@ -33,16 +34,18 @@ EVERY_DOCUMENTED_ISSUE = frozenset(i.id for i in KNOWN_ISSUES)
 """Passed as already shrunk: a backend sits out every case a documented issue of its own affects."""
 
 
-def _check(prop: str, selection: list[Backend | str], tmp_path: Path) -> None:
-    """Run ``prop`` on ``selection`` under the selected profile: fail with the report, or skip when
-    nothing was checked."""
+def _check(prop: str, selection: list[Backend | str], tmp_path: Path, limits: OpLimits | None = None
+           ) -> UnitResult:
+    """Run ``prop`` on ``selection`` under the selected profile and ``limits`` (default: LinearAttention's ``ci``):
+    fail with the report, or skip when nothing was checked."""
     for missing in (b for b in selection if isinstance(b, str)):
         pytest.skip(missing)
-    result = run_unit(WorkUnit(prop, 0, 0), selection, limits=Limits.ci(), settings=settings(),
+    result = run_unit(WorkUnit(prop, 0, 0), selection, limits=limits or Limits.ci(), settings=settings(),
                       shrunk_issues=set(EVERY_DOCUMENTED_ISSUE), save_dir=tmp_path)
     assert result.finding is None, result.finding.report
     if result.checked == 0:
         pytest.skip(f"{prop} checked nothing on {[b.name for b in selection]}: {dict(result.skips)}")
+    return result
 
 
 WORKER_BUILDS = ("ort-node", "ort-web", "ort-webgpu-builtin")
@@ -55,14 +58,37 @@ WORKER_BUILD_PROPERTIES = ("backends-agree", "prefix-oracle", "error-parity")
 @pytest.mark.parametrize("name", list(REGISTRY))
 @pytest.mark.parametrize("prop", list(PROPERTIES))
 def test_property_holds(prop: str, name: str, backend, tmp_path: Path) -> None:
-    """``prop`` holds for ``name`` with the oracle beside it (the oracle alone, for ``oracle``); the builds in
-    worker processes take the properties that judge their own results (``WORKER_BUILD_PROPERTIES``)."""
+    """``prop`` holds for ``name`` with the oracle beside it (the oracle alone, for ``oracle``), on cases of the
+    first op ``name`` runs that ``prop`` applies to (``ci`` limits); ``hybrid-block`` also takes the kernel of the
+    other op on the same device (``PARTNERS``); the builds in worker processes take the properties that judge
+    their own results (``WORKER_BUILD_PROPERTIES``)."""
     if name in WORKER_BUILDS and prop not in WORKER_BUILD_PROPERTIES:
         pytest.skip(f"{name} takes {', '.join(WORKER_BUILD_PROPERTIES)} here: its W > 0 is prefix mode, "
                     "which ort-cpu and ort-webgpu put through every property")
-    isolate = PROPERTIES[prop].invalid_input
-    selection = [backend("oracle")] + ([] if name == "oracle" else [backend(name, isolate=isolate)])
-    _check(prop, selection, tmp_path)
+    prop_ = PROPERTIES[prop]
+    tested = backend(name, isolate=prop_.invalid_input)
+    selection = [backend("oracle")] + ([] if name == "oracle" else [tested])
+    if prop == "hybrid-block" and name in PARTNERS:
+        selection.append(backend(PARTNERS[name]))
+    limits = None
+    if not isinstance(tested, str):
+        ops = tested.capabilities().ops
+        op = next((o for o in ops if prop_.applies_to(o)), None)
+        if op is None:
+            if prop_.ops is None or name not in PARTNERS:
+                pytest.skip(f"{name} runs {', '.join(ops)}: {prop} has no cases of it")
+            op = prop_.ops[0]  # a kernel of the other op takes part beside its partner
+        limits = for_op(op).preset("ci")
+    result = _check(prop, selection, tmp_path, limits)
+    compared = {name for part in result.parts for name in part.partition("|")[0].split("/")}
+    if prop == "hybrid-block" and name not in compared:
+        pytest.skip(f"{name} took part in no block (pairs: tests/engine/test_hybrid_block.py): {dict(result.skips)}")
+
+
+PARTNERS = {"wgpu": "wgpu-conv", "wgpu-dawn": "wgpu-conv-dawn", "wgpu-chunked": "wgpu-conv",
+            "wgpu-specialised": "wgpu-conv", "wgpu-wide": "wgpu-conv-dawn", "wgpu-conv": "wgpu",
+            "wgpu-conv-dawn": "wgpu-dawn"}
+"""The other op's kernel on each kernel backend's device: a hybrid block runs device-resident on the two."""
 
 
 @pytest.mark.slow

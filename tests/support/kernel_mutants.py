@@ -20,6 +20,13 @@ from kernels.options import WIDE_ROW_GROUPS
 from kernels.shader import TEMPLATES, template_source
 
 
+def patched(source: str, old: str, new: str, mutant: str) -> str:
+    """``source`` with its one occurrence of the line ``old`` replaced by ``new`` (``mutant`` names the mutant)."""
+    if source.count(old) != 1:
+        raise ValueError(f"mutant {mutant}: the line to patch occurs {source.count(old)} times")
+    return source.replace(old, new)
+
+
 @dataclass(frozen=True)
 class Patch:
     """One line of the kernel replaced; ``region`` says where the mutant is wrong."""
@@ -35,10 +42,7 @@ class Patch:
     the line is in a section only that geometry keeps."""
 
     def template(self) -> str:
-        source = template_source(TEMPLATES[self.chunked])
-        if source.count(self.old) != 1:
-            raise ValueError(f"mutant {self.name}: the line to patch occurs {source.count(self.old)} times")
-        return source.replace(self.old, self.new)
+        return patched(template_source(TEMPLATES[self.chunked]), self.old, self.new, self.name)
 
 
 PATCHES = (

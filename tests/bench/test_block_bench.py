@@ -1,0 +1,30 @@
+"""The hybrid block's bench (``fuzz.bench.block``) runs its series and reports every table; its numbers are for the
+GPU (docs/results), not checked here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fuzz.bench.block import QUICK_LAYER, BlockOptions, main, markdown, run_block_bench
+from fuzz.bench.rounds import Schedule
+
+TINY = Schedule(rounds=2, per_round=3, round_warmups=0, settle_batch=2, settle_window=1, settle_max_passes=2)
+
+
+def test_every_table_has_its_rows(need) -> None:
+    need("wgpu-conv")
+    options = BlockOptions(layer=QUICK_LAYER, dtypes=("float32",), seq_lens=(1, 3), windows=(2,), schedule=TINY)
+    results = run_block_bench(options, log=lambda line: None)
+    tables = results["dtypes"]["float32"]
+    assert [(r["T"], r["W"]) for r in tables["overhead"]] == [(1, 2), (3, 2)]
+    assert [(r["T"], r["a"]) for r in tables["rollback"]] == [(3, 2)]  # T - W < a < T
+    assert all(r["rerun"] > 0 and r["path"] in ("rebind", "copy") for r in tables["rollback"])
+    assert [(r["T"], r["W"]) for r in tables["p_star"]] == [(3, 2)]
+    assert "the block's rollback against a rerun" in markdown(results)
+
+
+def test_a_window_below_one_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--out", str(tmp_path / "out"), "--windows", "0"]) == 2
+    assert ">= 1" in capsys.readouterr().err
