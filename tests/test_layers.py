@@ -17,6 +17,7 @@ PRODUCT = ("oracles", "kernels", "fuzz")
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("oracles",),
     ("kernels",),
+    ("fuzz.compile_cache",),
     ("fuzz.usage", "fuzz.implementation", "fuzz.environment"),
     ("fuzz.atomic",),
     ("fuzz.output",),
