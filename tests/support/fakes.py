@@ -152,13 +152,16 @@ class DiesOnceBackend(LinearAttentionOracle):
 
 
 class CompilingBackend(OracleBackend):
-    """The oracle as a backend that compiles a "pipeline" per new (dtype, d_k), as the WGSL kernel compiles
-    one per geometry class, and says so (``Backend.pipelines_compiled``)."""
+    """The oracle as a LinearAttention backend that compiles a "pipeline" per new (dtype, d_k), as the WGSL
+    kernel compiles one per geometry class, and says so (``Backend.pipelines_compiled``)."""
 
     name = "compiling"
 
     def __init__(self) -> None:
         self.built: set[tuple[str, int]] = set()
+
+    def capabilities(self) -> Capabilities:
+        return replace(super().capabilities(), ops=(LINEAR_ATTENTION.name,))
 
     @property
     def pipelines_compiled(self) -> int:
