@@ -152,7 +152,8 @@ class Worker:
         plan = unit_plan(self.config, unit)
         started = time.monotonic()
         # invalid input is refused before any work: every backend checks it, however slow on valid cases
-        sit_out = frozenset() if resolve_property(unit.property).invalid_input else swarm.sitting_out(plan, self.names)
+        invalid = resolve_property(unit.property).invalid_input
+        sit_out = frozenset() if invalid else swarm.sitting_out(plan, self.names)
         result = run_unit(
             unit,
             [b for b in self.usable(unit.property) if b.name not in sit_out],
@@ -164,6 +165,7 @@ class Worker:
             classifier=self.classifier,
             shrunk_issues=self.shrunk_issues,
             targeting=plan.targeting,
+            takes_part=None if invalid or self.config.limits != SWARM else swarm.takes_part,
         )
         result.tier, result.seconds = plan.tier, time.monotonic() - started
         result.database = self.database.health()

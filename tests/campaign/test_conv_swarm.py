@@ -42,3 +42,14 @@ def test_the_device_chain_and_fixed_limits_choose_an_op_each_unit_can_test() -> 
         assert isinstance(plan_for("swarm", unit, 50, BOTH).limits, Limits)
     fixed = [plan_for("ci", WorkUnit("backends-agree", number, 7), 50, BOTH).limits for number in range(4)]
     assert [type(lim) for lim in fixed] == [Limits, ConvLimits, Limits, ConvLimits]
+
+
+def test_the_ort_builds_join_conv_units_by_the_cheap_units_shares() -> None:
+    """ORT's WebGPU EP sits out ``SIT_OUT[True]`` of the conv units and the other builds join a share of the rest,
+    as in cheap LinearAttention units: each compiles its own shaders per conv variant on a software adapter."""
+    plans = [conv_swarm.plan(seed, 10) for seed in range(1000)]
+    slow = [p for p in plans if swarm.SLOW_BACKENDS[0] not in p.sit_out]
+    assert abs(len(slow) / len(plans) - (1 - swarm.SIT_OUT[True])) < 0.05, len(slow)
+    for build in swarm.OTHER_BUILDS:
+        joined = [p for p in plans if build not in p.sit_out]
+        assert all(p in slow for p in joined) and 0 < len(joined) < len(slow), build
