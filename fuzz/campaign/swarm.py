@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fuzz.engine.op_testing import OpLimits
 from fuzz.engine.strategies import Limits
@@ -252,6 +252,17 @@ def other_builds_out(rng: random.Random, *, slow_unit: bool) -> frozenset[str]:
     return frozenset(build for build, share in OTHER_BUILDS.items() if not (rng.random() < share and slow_unit))
 
 
+def narrowed(limits: Limits, size: int, state: int) -> Limits:
+    """A unit's limits kept to one head size (``size``, the unit's first draw: ORT's size where ORT takes part) and
+    one dtype, for the units that run the chunked prefill or the
+    specialised pipelines: their pipelines compile several times slower than the token loop's (the chunked
+    prefill) or once per call shape (specialised), so a unit of two sizes and both dtypes compiled up to eight
+    of them where one suffices to find a bug of either form (docs/campaign.md#swarm-shares). The unit's other
+    axes (rules, layouts, ``T``, the window) stay as drawn; ``state`` is the tier's state cap at the unit's ``T``."""
+    return replace(limits, head_dim_pool=(size,), max_head_dim=size, dtypes=limits.dtypes[:1],
+                   max_state_elements=max(state, limits.max_heads * size ** 2))
+
+
 def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan:
     """The plan of the unit whose seed is ``seed`` (deterministic); ``base_examples`` for a cheap unit.
 
@@ -286,7 +297,9 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     sit_out |= {KERNEL_RUNTIMES[0] if native < CHUNKED_UNITS else CHUNKED_RUNTIME}
     specialised = tier is TIERS[0] and CHUNKED_UNITS <= native < CHUNKED_UNITS + SPECIALISED_UNITS
     sit_out |= {KERNEL_RUNTIMES[0] if specialised else SPECIALISED_RUNTIME}
-    staged = any(geometry(d, d, wide=True).staged_stores for d in sizes)
+    if native < CHUNKED_UNITS or specialised:
+        limits = narrowed(limits, draws[0], state)
+    staged = any(geometry(d, d, wide=True).staged_stores for d in limits.head_dim_pool)
     sit_out |= {KERNEL_RUNTIMES[1] if staged and rng.random() < WIDE_UNITS else WIDE_RUNTIME}
     sit_out |= other_builds_out(rng, slow_unit=SLOW_BACKENDS[0] not in sit_out)
     return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS,
