@@ -77,3 +77,9 @@ class DeviceChoice:
 def assign_worker(number: int) -> None:
     """Make this process campaign worker ``number`` (before it creates its backends)."""
     os.environ[WORKER_ENV] = str(number)
+
+
+def worker_number() -> int:
+    """This process's campaign worker number (``assign_worker``); 0 outside a campaign's workers."""
+    text = os.environ.get(WORKER_ENV, "")
+    return int(text) if text.isdigit() else 0

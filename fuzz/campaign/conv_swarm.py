@@ -10,12 +10,14 @@ contract (``plan``), as LinearAttention's units do (``fuzz.campaign.swarm``: swa
   elements of the virtual sequence ``B * C * (L + T)``;
 - which ``ndim`` (1 mostly: 2 and 3 run on the oracle alone), which channel layouts, one or two causal
   kernel sizes (4, the models' size, most often), the largest dilation, which activations, dtypes and
-  whether a bias is drawn.
+  whether a bias is drawn;
+- whether the WebGPU builds of ORT take part: by the shares of a cheap LinearAttention unit (``SIT_OUT``,
+  ``OTHER_BUILDS``), since each compiles a shader per variant of the conv's attributes on a software adapter.
 
-Every backend that runs the convolution takes part in a conv unit, the conv kernel's on both WebGPU
-implementations among them. Of LinearAttention's kernel, which takes part only in the hybrid block (the
-convolution's output through LinearAttention), a conv unit runs the default forms on both implementations
-and leaves out the variants a software adapter runs in its place (``CONV_SIT_OUT``).
+The conv kernel's backends on both WebGPU implementations take part in every conv unit. Of LinearAttention's
+kernel, which takes part only in the hybrid block (the convolution's output through LinearAttention), a conv
+unit runs the default forms on both implementations and leaves out the variants a software adapter runs in
+its place (``CONV_SIT_OUT``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from fuzz.campaign.swarm import CHUNKED_RUNTIME, SPECIALISED_RUNTIME, TARGETING, UNIT_SECONDS, WIDE_RUNTIME, UnitPlan
+from fuzz.campaign.swarm import (
+    CHUNKED_RUNTIME,
+    SIT_OUT,
+    SLOW_BACKENDS,
+    SPECIALISED_RUNTIME,
+    TARGETING,
+    UNIT_SECONDS,
+    WIDE_RUNTIME,
+    UnitPlan,
+    other_builds_out,
+)
 from fuzz.engine.conv_strategies import KERNEL_SIZES, ConvLimits
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
 from oracles.causal_conv import ACTIVATIONS
@@ -94,5 +106,8 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
         biases=_subset(rng, (False, True), keep_all=0.5), max_spatial=rng.choice((1, 2, 3)),
         max_elements=tier.max_elements,
     )
-    return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=CONV_SIT_OUT,
-                    seconds=UNIT_SECONDS, targeting=rng.random() < TARGETING)
+    targeting = rng.random() < TARGETING
+    slow_out = frozenset(b for b in SLOW_BACKENDS if rng.random() < SIT_OUT[True])
+    sit_out = CONV_SIT_OUT | slow_out | other_builds_out(rng, slow_unit=not slow_out)
+    return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS,
+                    targeting=targeting)

@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fuzz.engine.op_testing import OpLimits
 from fuzz.engine.strategies import Limits
+from fuzz.model.case import Case
+from fuzz.model.ops import LINEAR_ATTENTION
 from kernels.geometry import CHUNK_SIZE, geometry
-from oracles.validation import UPDATE_RULES
+from oracles.validation import UPDATE_RULES, ValidationError
 
 
 @dataclass(frozen=True)
@@ -135,10 +137,36 @@ not it is in the campaign) that each joins: on lavapipe and SwiftShader they cos
 more (a new session in the browser took 1-3 s), so each costs a share of the units, not every unit's rate.
 Drawn after everything else, so that the other backends' plans of a seed stay as they were."""
 
-SHARED_HEAD_SIZES = (1, 3, 8, 16, 17, 32, 64, 128, 256)
-"""A unit in which a slow backend takes part draws its head sizes from these (within its tier), so
-that the sessions and shaders that backend compiles for a shape are reused across units: new head sizes
-are what make it slow (docs/campaign.md#swarm-shares)."""
+ORT_BUILDS = (*SLOW_BACKENDS, *OTHER_BUILDS)
+"""Every WebGPU build of ORT: each compiles a shader per variant of its cache key (rule, past state, decay
+layout, dtype, the workgroup ``d_k`` rounds up to, the tile ``d_v`` gives, ``T >= 16``)."""
+
+ORT_HEAD_SIZES = {"small": (3, 16, 17), "medium": (33, 64), "large": (128, 129)}
+"""The head sizes at which the ORT builds check a LinearAttention case, per tier (``ort_shape``): a scalar path,
+a vector path and one past it among small heads; the sizes models use above, and one past a power of two.
+Their shaders then repeat across units and across runs (Mesa's cache keeps them), while the kernels and the
+oracle check every size the unit draws. A unit in which ORT takes part has one of these in its pool
+(docs/campaign.md#swarm-shares)."""
+
+
+def ort_shape(case: Case) -> bool:
+    """Whether the ORT builds check this LinearAttention case: ``d_k`` and ``d_v`` among ``ORT_HEAD_SIZES``.
+    A conv case, or a case that is not valid, is theirs whatever its sizes."""
+    if case.op.name != LINEAR_ATTENTION.name:
+        return True
+    try:
+        dims = case.dims()
+    except ValidationError:
+        return True
+    return dims.d_k in ORT_SIZES and dims.d_v in ORT_SIZES
+
+
+ORT_SIZES = frozenset(d for sizes in ORT_HEAD_SIZES.values() for d in sizes)
+
+
+def takes_part(backend: str, case: Case) -> bool:
+    """Whether ``backend`` checks ``case`` in a swarm unit of valid input: an ORT build only at ORT's shapes."""
+    return backend not in ORT_BUILDS or ort_shape(case)
 
 WARM_UP_ROUNDS = 2
 """Rounds of units (one unit per property each) that keep to the small tier at the start."""
@@ -220,6 +248,22 @@ def sitting_out(plan: UnitPlan, names: tuple[str, ...]) -> frozenset[str]:
     return frozenset(out)
 
 
+def other_builds_out(rng: random.Random, *, slow_unit: bool) -> frozenset[str]:
+    """The ``OTHER_BUILDS`` a unit leaves out: each joins its share of the units ORT's WebGPU EP is in."""
+    return frozenset(build for build, share in OTHER_BUILDS.items() if not (rng.random() < share and slow_unit))
+
+
+def narrowed(limits: Limits, size: int, state: int) -> Limits:
+    """A unit's limits kept to one head size (``size``, the unit's first draw: ORT's size where ORT takes part) and
+    one dtype, for the units that run the chunked prefill or the
+    specialised pipelines: their pipelines compile several times slower than the token loop's (the chunked
+    prefill) or once per call shape (specialised), so a unit of two sizes and both dtypes compiled up to eight
+    of them where one suffices to find a bug of either form (docs/campaign.md#swarm-shares). The unit's other
+    axes (rules, layouts, ``T``, the window) stay as drawn; ``state`` is the tier's state cap at the unit's ``T``."""
+    return replace(limits, head_dim_pool=(size,), max_head_dim=size, dtypes=limits.dtypes[:1],
+                   max_state_elements=max(state, limits.max_heads * size ** 2))
+
+
 def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan:
     """The plan of the unit whose seed is ``seed`` (deterministic); ``base_examples`` for a cheap unit.
 
@@ -233,9 +277,10 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     min_t, max_t = rng.choice(tier.seq_lens)
     state = max(MIN_STATE_ELEMENTS, tier.max_cost // max_t)
     sit_out = frozenset(b for b in SLOW_BACKENDS if rng.random() < SIT_OUT[state * max_t <= CHEAP_COST])
-    pool = tier.head_sizes if sit_out == frozenset(SLOW_BACKENDS) else \
-        tuple(d for d in SHARED_HEAD_SIZES if min(tier.head_sizes) <= d <= max(tier.head_sizes))
-    sizes = tuple(sorted({rng.choice(pool) for _ in range(rng.choice((1, 2)))}))
+    draws = [rng.choice(tier.head_sizes) for _ in range(rng.choice((1, 2)))]
+    if sit_out != frozenset(SLOW_BACKENDS):  # ORT takes part: one of its sizes in the pool, for its cases
+        draws[0] = rng.choice(ORT_HEAD_SIZES[tier.name])
+    sizes = tuple(sorted(set(draws)))
     layout = head_layout(rng, max(1, min(tier.max_heads, state // max(sizes) ** 2)))
     batch = rng.choice(range(1, tier.max_batch + 1))
     limits = Limits(
@@ -253,12 +298,10 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     sit_out |= {KERNEL_RUNTIMES[0] if native < CHUNKED_UNITS else CHUNKED_RUNTIME}
     specialised = tier is TIERS[0] and CHUNKED_UNITS <= native < CHUNKED_UNITS + SPECIALISED_UNITS
     sit_out |= {KERNEL_RUNTIMES[0] if specialised else SPECIALISED_RUNTIME}
-    staged = any(geometry(d, d, wide=True).staged_stores for d in sizes)
+    if native < CHUNKED_UNITS or specialised:
+        limits = narrowed(limits, draws[0], state)
+    staged = any(geometry(d, d, wide=True).staged_stores for d in limits.head_dim_pool)
     sit_out |= {KERNEL_RUNTIMES[1] if staged and rng.random() < WIDE_UNITS else WIDE_RUNTIME}
-    slow_unit = SLOW_BACKENDS[0] not in sit_out
-    for build, share in OTHER_BUILDS.items():
-        joins = rng.random() < share
-        if not (slow_unit and joins):
-            sit_out |= {build}
+    sit_out |= other_builds_out(rng, slow_unit=SLOW_BACKENDS[0] not in sit_out)
     return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS,
                     targeting=targeting)

@@ -62,6 +62,9 @@ def isolated(backend: Backend) -> bool:
     """Whether ``backend`` (or the backend a ``CountingBackend`` counts) runs in a crash-isolated worker."""
     return isinstance(getattr(backend, "inner", backend), IsolatedBackend)
 
+TakesPart = Callable[[str, Case], bool]
+"""Whether the backend of that name checks that case (``UnitBody``)."""
+
 OnSaved = Callable[[Entry, Path, Sequence[Backend] | None], object]
 """What is done with a corpus entry once written: called with the entry, its directory and the backends to
 cross-check it on (None: none at hand); what it returns is ignored, and it must not raise for the entry's
@@ -243,6 +246,8 @@ class UnitBody:
 
     ``stop_at()`` is the wall-clock time (``time.time()``) at which the unit ends early; at
     ``budget_at`` it stops drawing new examples unless it is shrinking a failure (its cost budget);
+    ``takes_part(name, case)`` says whether a backend checks a case at all (a swarm unit keeps the ORT builds
+    to the shapes whose shaders they share: ``fuzz.campaign.swarm.takes_part``; None: every backend does);
     ``shrunk_issues`` holds the documented issues already shrunk by this process (updated here);
     ``classifier`` decides what is known (default: the documented issues only); ``targeting``: steer
     Hypothesis towards the worst error/tolerance ratio (``target()``; its bookkeeping costs time on every
@@ -254,8 +259,9 @@ class UnitBody:
                  on_example: Callable[[], None] = lambda: None, stop_at: Callable[[], float] = lambda: math.inf,
                  budget_at: float = math.inf, classifier: Classifier | None = None,
                  shrunk_issues: set[str] | None = None, targeting: bool = True,
-                 on_saved: OnSaved | None = None) -> None:
+                 on_saved: OnSaved | None = None, takes_part: TakesPart | None = None) -> None:
         self.prop = resolve_property(unit.property)
+        self.takes_part = takes_part
         self.counted = [b if isinstance(b, CountingBackend) else CountingBackend(b) for b in backends]
         self.result = UnitResult(unit)
         self.classifier = classifier or Classifier.for_backends(self.counted)
@@ -283,7 +289,8 @@ class UnitBody:
             if issue is not None and (issue.id in self.shrunk or (issue.kind in ENDS_THE_PROCESS and not isolated(b))):
                 declined[b.name] = issue.id
         self.result.known.update(declined.values())
-        taking_part = [b for b in self.counted if b.name not in declined]
+        taking_part = [b for b in self.counted if b.name not in declined
+                       and (self.takes_part is None or self.takes_part(b.name, case))]
         try:
             return self.prop.check(case, taking_part) or CheckResult()
         except PropertyFailure as failure:
@@ -351,6 +358,7 @@ def run_unit(
     save_dir: Path | None = None,
     targeting: bool = True,
     on_saved: OnSaved | None = None,
+    takes_part: TakesPart | None = None,
 ) -> UnitResult:
     """Run ``unit`` with Hypothesis under ``settings``: the one driver of tests, mutation tests, campaigns
     and the pytest plugin, so each finds, shrinks and saves failures the same way.
@@ -362,9 +370,10 @@ def run_unit(
         limits: an op's case sizes (``Limits``, ``ConvLimits``): the unit draws that op's cases, on the
             backends that run it.
         settings: Hypothesis's settings (the profile, with the example count and database).
-        on_example, stop_at, budget_at, classifier, shrunk_issues, targeting: as for ``UnitBody``: a
-            callback per example, when to stop, when to stop drawing, what counts as known, the known
-            issues already shrunk in this process, and whether to climb the error ratio.
+        on_example, stop_at, budget_at, classifier, shrunk_issues, targeting, takes_part: as for
+            ``UnitBody``: a callback per example, when to stop, when to stop drawing, what counts as known,
+            the known issues already shrunk in this process, whether to climb the error ratio, and which
+            backends check which cases.
         save_dir: where the finding is written as a corpus entry (None: not written).
         on_saved: what is done with that entry once written (``OnSaved``; e.g. the upstream export).
 
@@ -380,7 +389,8 @@ def run_unit(
     prop = resolve_property(unit.property)
     backends = [b for b in backends if prop.takes_part(b, op)]
     body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
-                    classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting, on_saved=on_saved)
+                    classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting, on_saved=on_saved,
+                    takes_part=takes_part)
     result = body.result
     before = {b.name: (b.calls, b.window_calls, b.seconds, b.compiled, b.compile_seconds) for b in body.counted}
     test = hypothesis_test(unit, limits, settings, body.example, body.selection)

@@ -22,14 +22,14 @@ from hypothesis import settings as Settings
 
 from fuzz import environment
 from fuzz.backends import Backend, Lost, NoSuchDevice, Unavailable, backend_class, create
-from fuzz.backends.device_choice import assign_worker
+from fuzz.backends.device_choice import assign_worker, worker_number
 from fuzz.campaign import conv_swarm, profiles, swarm
 from fuzz.campaign.database import UnitDatabase, campaign_database, shared_key
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.swarm import UnitPlan
 from fuzz.campaign.unit import CountingBackend, UnitResult, run_unit
 from fuzz.corpus.entry import CorpusError, Entry, from_bytes, marks, to_bytes
-from fuzz.corpus.known_issues import Classifier, preshrunk
+from fuzz.corpus.known_issues import Classifier, preshrunk, shrunk_by_the_first_worker
 from fuzz.engine.op_testing import PRESETS, for_op
 from fuzz.engine.properties import resolve_property
 from fuzz.findings import Finding, PropertyFailure
@@ -91,7 +91,8 @@ class Worker:
         self.on_example = on_example
         self.campaign_stop_at = stop_at
         self.seen_shared: set[bytes] = set()
-        self.shrunk_issues: set[str] = preshrunk(self.names)  # the worker-process builds sit out their issues' cases
+        # the worker-process builds sit out their issues' cases; only the first worker shrinks a documented crash
+        self.shrunk_issues: set[str] = preshrunk(self.names) | shrunk_by_the_first_worker(self.names, worker_number())
         self.lost: dict[str, str] = {}
         """Backend name -> why this worker could no longer use it (reported with every later unit)."""
 
@@ -153,7 +154,8 @@ class Worker:
         plan = unit_plan(self.config, unit)
         started = time.monotonic()
         # invalid input is refused before any work: every backend checks it, however slow on valid cases
-        sit_out = frozenset() if resolve_property(unit.property).invalid_input else swarm.sitting_out(plan, self.names)
+        invalid = resolve_property(unit.property).invalid_input
+        sit_out = frozenset() if invalid else swarm.sitting_out(plan, self.names)
         result = run_unit(
             unit,
             [b for b in self.usable(unit.property) if b.name not in sit_out],
@@ -165,6 +167,7 @@ class Worker:
             classifier=self.classifier,
             shrunk_issues=self.shrunk_issues,
             targeting=plan.targeting,
+            takes_part=None if invalid or self.config.limits != SWARM else swarm.takes_part,
         )
         result.tier, result.seconds = plan.tier, time.monotonic() - started
         result.database = self.database.health()

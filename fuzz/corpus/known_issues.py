@@ -372,6 +372,17 @@ def preshrunk(backends: Iterable[str]) -> set[str]:
     return {known.id for known in KNOWN_ISSUES if known.backend in OTHER_BUILDS and known.backend in names}
 
 
+def shrunk_by_the_first_worker(backends: Iterable[str], worker: int) -> set[str]:
+    """The documented crashes and hangs of ``backends`` that campaign worker ``worker`` counts as shrunk from its
+    start: in every worker but the first (number 0), which shrinks each once for the whole campaign. Each example
+    of such a shrink costs a fresh crash-isolated process (about 1.4 s on lavapipe: its session and shaders anew),
+    and a shrink takes 15-20 of them (docs/campaign.md#swarm-shares)."""
+    if worker == 0:
+        return set()
+    names = set(backends)
+    return {known.id for known in KNOWN_ISSUES if known.backend in names and known.kind in (Kind.CRASH, Kind.TIMEOUT)}
+
+
 def issue(issue_id: str) -> KnownIssue:
     """The documented issue with this id; raises ``KeyError`` naming the known ids."""
     for known in KNOWN_ISSUES:

@@ -55,4 +55,17 @@ def test_conv_units_run_the_conv_kernel_on_both_runtimes() -> None:
     for seed in conv_seeds:
         plan = plan_for("swarm", WorkUnit("prefix-oracle", 5, seed), 50, BOTH)
         assert isinstance(plan.limits, ConvLimits)
-        assert swarm.sitting_out(plan, names) == {"wgpu-chunked", "wgpu-specialised", "wgpu-wide"}
+        out = swarm.sitting_out(plan, names)
+        assert {"wgpu-chunked", "wgpu-specialised", "wgpu-wide"} <= out
+        assert not out & {"oracle", "wgpu", "wgpu-dawn", "wgpu-conv", "wgpu-conv-dawn"}
+
+
+def test_the_ort_builds_join_conv_units_by_the_cheap_units_shares() -> None:
+    """ORT's WebGPU EP sits out ``SIT_OUT[True]`` of the conv units and the other builds join a share of the rest,
+    as in cheap LinearAttention units: each compiles its own shaders per conv variant on a software adapter."""
+    plans = [conv_swarm.plan(seed, 10) for seed in range(1000)]
+    slow = [p for p in plans if swarm.SLOW_BACKENDS[0] not in p.sit_out]
+    assert abs(len(slow) / len(plans) - (1 - swarm.SIT_OUT[True])) < 0.05, len(slow)
+    for build in swarm.OTHER_BUILDS:
+        joined = [p for p in plans if build not in p.sit_out]
+        assert all(p in slow for p in joined) and 0 < len(joined) < len(slow), build

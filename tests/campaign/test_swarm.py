@@ -139,3 +139,62 @@ def test_the_issues_of_the_worker_process_builds_in_play_count_as_shrunk():
     assert "ort-web-kv-heads-zero" in preshrunk(("oracle", "ort-web"))
     assert not any(i.startswith("ort-webgpu-") for i in preshrunk(("ort-webgpu", "ort-web")))
     assert preshrunk(("oracle", "ort-webgpu")) == set()
+
+
+def test_the_ort_builds_check_only_their_shared_shapes_while_the_unit_draws_every_size():
+    """A unit ORT takes part in has one of ORT's head sizes for its tier in its pool (and often a size of the
+    whole tier beside it, for the kernels); the ORT builds check only the cases at ORT's sizes, every other
+    backend every case. So ORT's shaders repeat across units while the kernels keep the swarm's variety."""
+    from hypothesis import settings
+
+    from fuzz.campaign import profiles, unit
+    from fuzz.campaign.shard import WorkUnit
+    from tests.support.fakes import LinearAttentionOracle
+
+    plans = [swarm.plan(seed, 10) for seed in range(600)]
+    ort_units = [p for p in plans if swarm.SLOW_BACKENDS[0] not in p.sit_out]
+    assert ort_units and all(set(p.limits.head_dim_pool) & set(swarm.ORT_HEAD_SIZES[p.tier]) for p in ort_units)
+    assert any(set(p.limits.head_dim_pool) - swarm.ORT_SIZES for p in ort_units), "ORT units never draw other sizes"
+
+    class Recording(LinearAttentionOracle):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name, self.sizes = name, []
+
+        def run(self, case):
+            dims = case.dims()
+            self.sizes.append((dims.d_k, dims.d_v))
+            return super().run(case)
+
+    mixed = next(p for p in ort_units if p.tier == "small" and len(p.limits.head_dim_pool) == 2
+                 and not set(p.limits.head_dim_pool) <= swarm.ORT_SIZES)
+    ort, other = Recording("ort-webgpu"), Recording("wgpu")
+    unit.run_unit(WorkUnit("backends-agree", 0, 3), [ort, other], limits=mixed.limits,
+                  settings=settings(profiles.get("ci"), max_examples=60), takes_part=swarm.takes_part)
+    assert ort.sizes and all(dk in swarm.ORT_SIZES and dv in swarm.ORT_SIZES for dk, dv in ort.sizes)
+    assert any(dk not in swarm.ORT_SIZES or dv not in swarm.ORT_SIZES for dk, dv in other.sizes), other.sizes
+
+
+def test_units_of_the_chunked_prefill_or_specialised_pipelines_keep_to_one_size_and_dtype():
+    """Their pipelines compile slowest (chunked) or per call shape (specialised): such a unit draws one head size
+    and one dtype, so it compiles one or two of them; the other units keep pools of two sizes and both dtypes."""
+    plans = [swarm.plan(seed, 10) for seed in range(2000)]
+    costly = [p for p in plans if {swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_RUNTIME} - p.sit_out]
+    assert costly and all(len(p.limits.head_dim_pool) == 1 and len(p.limits.dtypes) == 1 for p in costly)
+    assert all(p.limits.max_head_dim == p.limits.head_dim_pool[0] for p in costly)
+    rest = [p for p in plans if p not in costly]
+    assert any(len(p.limits.head_dim_pool) == 2 for p in rest) and any(len(p.limits.dtypes) == 2 for p in rest)
+    assert {p.limits.head_dim_pool[0] for p in costly if swarm.CHUNKED_RUNTIME not in p.sit_out} >= {64, 128, 256}
+
+
+def test_only_a_campaigns_first_worker_shrinks_a_documented_crash():
+    """Shrinking a crash costs a fresh crash-isolated process per example: the first worker shrinks each documented
+    crash of the in-process builds once (so the campaign re-finds it), the others count it as shrunk from the start."""
+    from fuzz.corpus.known_issues import preshrunk, shrunk_by_the_first_worker
+
+    names = ("oracle", "ort-webgpu", "wgpu")
+    assert shrunk_by_the_first_worker(names, 0) == set()
+    later = shrunk_by_the_first_worker(names, 1)
+    assert {"ort-webgpu-kv-heads-zero", "ort-webgpu-empty-sequence"} <= later
+    assert "ort-webgpu-shared-beta" not in later and "ort-webgpu-unvalidated-shapes" not in later
+    assert preshrunk(names) == set()
