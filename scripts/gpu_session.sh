@@ -14,6 +14,7 @@
 #          conv-kernel bugs), then the block's bench (python3 -m fuzz.bench.block: the conv window's cost beside
 #          LinearAttention's, and the block's rollback against a rerun of the accepted prefix, at Qwen3.5's
 #          layer) on wgpu-native and on Dawn
+#          (its tests stop after $BLOCK_TEST_LIMIT seconds, default 400)
 #   custom: after the set-up, the shell command in $GPU_COMMAND (e.g. a narrow python3 -m fuzz.bench)
 #   cuda: the CUDA EP live (onnxruntime-gpu, carried in parts by scripts/gpu_cuda_parts.sh and
 #         stashed in $CUDA_PARTS by earlier runs): its tests, the 64 CUDA reference cases replayed
@@ -120,7 +121,7 @@ if [ "$what" = cuda ]; then
   fi
 fi
 if [ "$what" = block ]; then
-  timeout 400 python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernels/test_conv_kernel.py \
+  timeout "${BLOCK_TEST_LIMIT:-400}" python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernels/test_conv_kernel.py \
     tests/kernels/test_conv_kernel_onnx_cases.py tests/kernels/test_qkv_split.py tests/engine/test_hybrid_block.py \
     tests/engine/test_conv_kernel_mutants.py tests/engine/test_properties.py -k "conv or hybrid or split" \
     --tb=short -rfEs > "$out/block-tests.txt" 2>&1
