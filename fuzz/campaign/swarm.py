@@ -132,7 +132,7 @@ SIT_OUT = {True: 0.6, False: 0.9}
 
 OTHER_BUILDS = {"ort-node": 0.5, "ort-webgpu-builtin": 0.5, "ort-web": 0.25}
 """The other WebGPU builds of ORT (a worker process each: Node, another Python, a browser tab) and the share
-of the units of ``SLOW_BACKENDS`` (those in which ort-webgpu takes part, on the shared head sizes, whether or
+of the units of ``SLOW_BACKENDS`` (those in which ort-webgpu takes part, at ``ORT_HEAD_SIZES``, whether or
 not it is in the campaign) that each joins: on lavapipe and SwiftShader they cost what ort-webgpu costs or
 more (a new session in the browser took 1-3 s), so each costs a share of the units, not every unit's rate.
 Drawn after everything else, so that the other backends' plans of a seed stay as they were."""

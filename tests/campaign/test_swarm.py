@@ -122,7 +122,7 @@ def test_a_gpus_geometry_replaces_dawns_where_heads_stage() -> None:
 
 
 def test_other_builds_join_a_share_of_the_slow_units():
-    """ort-node, ort-webgpu-builtin and ort-web take part only in units where ort-webgpu does (on the shared head
+    """ort-node, ort-webgpu-builtin and ort-web take part only in units where ort-webgpu does (at ORT's head
     sizes), each in some of them and fewer than all: they cost a share of the campaign, not every unit."""
     plans = [swarm.plan(seed, 10) for seed in range(600)]
     slow = [p for p in plans if swarm.SLOW_BACKENDS[0] not in p.sit_out]
