@@ -375,8 +375,8 @@ def preshrunk(backends: Iterable[str]) -> set[str]:
 def shrunk_by_the_first_worker(backends: Iterable[str], worker: int) -> set[str]:
     """The documented crashes and hangs of ``backends`` that campaign worker ``worker`` counts as shrunk from its
     start: in every worker but the first (number 0), which shrinks each once for the whole campaign. Each example
-    of such a shrink costs a fresh crash-isolated process (about 1.4 s on lavapipe: its session and shaders anew),
-    and a shrink takes 15-20 of them (docs/campaign.md#swarm-shares)."""
+    of such a shrink costs a fresh crash-isolated process, its session and shaders anew, and a shrink takes many
+    (docs/campaign.md#swarm-shares)."""
     if worker == 0:
         return set()
     names = set(backends)
