@@ -33,6 +33,7 @@ import numpy as np
 from packaging.specifiers import SpecifierSet
 
 from fuzz.backends.base import Backend
+from fuzz.engine.hybrid_block import la_calls
 from fuzz.findings import Finding, Kind, KnownMark
 from fuzz.implementation import Implementation
 from fuzz.model.case import Case
@@ -65,8 +66,9 @@ class KnownIssue:
     """The op whose cases it affects (``applies`` is asked about that op's cases only)."""
 
     def affects(self, case: Case) -> bool:
-        """Whether ``case`` is one the issue affects: a case of its op for which ``applies`` holds."""
-        return case.op.name == self.op and self.applies(case)
+        """Whether ``case`` is one the issue affects: a call of its op for which ``applies`` holds is the case
+        or one the case makes (a hybrid-block case's LinearAttention calls: ``calls_in``)."""
+        return any(call.op.name == self.op and self.applies(call) for call in calls_in(case))
 
     @property
     def known_in(self) -> str:
@@ -92,6 +94,17 @@ class KnownIssue:
     def covers(self, finding: Finding) -> bool:
         """Whether ``finding`` is an instance of this issue."""
         return self.backend in finding.backends and self.kind == finding.kind and self.affects(finding.case)
+
+
+def calls_in(case: Case) -> tuple[Case, ...]:
+    """The case, and for a hybrid-block case (CausalConvWithState with the LinearAttention half in its notes)
+    LinearAttention's calls too: a defect of either op shows through the block."""
+    if case.op.name != CAUSAL_CONV.name or "block" not in case.notes:
+        return (case,)
+    try:
+        return (case, *la_calls(case))
+    except ValidationError:
+        return (case,)
 
 
 def _broken_input(case: Case) -> str:
