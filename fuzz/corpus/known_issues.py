@@ -169,6 +169,17 @@ def _cuda_state_exceeds_shared_memory(case: Case) -> bool:
     return not column_kernel and needed > CUDA_SHARED_MEMORY_PER_BLOCK
 
 
+def _cuda_conv_aliased_state(case: Case) -> bool:
+    """A valid aliased CausalConvWithState call (past and present state one buffer) like the one case seen:
+    float16, channels last, a window. Not minimised further: the other dtypes and layouts are checked in full."""
+    try:
+        dims = case.dims()
+    except ValidationError:
+        return False
+    return (case.aliased and "past_state" in case.inputs and case.dtype == np.float16 and bool(dims.channels_last)
+            and dims.state_window >= 1)
+
+
 WEBGPU_EP: Build = {
     "implementation": "onnxruntime-ep-webgpu",
     "versions": SpecifierSet("==0.4.0"),
@@ -292,6 +303,21 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
             "result, but head sizes up to 256 are in the contract (the WebGPU EP serves them)."
         ),
         applies=_cuda_state_exceeds_shared_memory,
+    ),
+    KnownIssue(
+        id="ort-cuda-conv-aliased-state",
+        backend="ort-cuda",
+        **CUDA_EP,
+        kind=Kind.MISMATCH,
+        summary=(
+            "CausalConvWithState with past_state and present_state bound to one buffer gives a present_state that "
+            "differs from the separate binding's: 8 of 784 elements (float16, channels last, W = 7, T = 5, C = 14, "
+            "kernel 3, dilation 2, SiLU), e.g. -8.6e-4 where the separate binding gives 1.1e-4. One case, seen once "
+            "by a campaign on 2026-12-03 and shrunk by it, not minimised further; float32 and channels first "
+            "are not known to be affected."
+        ),
+        applies=_cuda_conv_aliased_state,
+        op=CAUSAL_CONV.name,
     ),
 )
 
