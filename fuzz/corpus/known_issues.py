@@ -172,6 +172,8 @@ def _cuda_state_exceeds_shared_memory(case: Case) -> bool:
 def _cuda_conv_aliased_state(case: Case) -> bool:
     """A valid aliased CausalConvWithState call (past and present state one buffer) like the one case seen:
     float16, channels last, a window. Not minimised further: the other dtypes and layouts are checked in full."""
+    if case.op.name != CAUSAL_CONV.name:
+        return False
     try:
         dims = case.dims()
     except ValidationError:
@@ -345,11 +347,13 @@ SEEN_IN_OTHER_BUILDS = {
     "ort-webgpu-kv-heads-zero": ("ort-node", "ort-web", "ort-webgpu-builtin"),
     "ort-webgpu-empty-sequence": ("ort-node",),
     "ort-webgpu-unvalidated-shapes": ("ort-node", "ort-web", "ort-webgpu-builtin"),
+    "ort-webgpu-conv-kernel-size-one": ("ort-node",),
 }
 """Defects of the plugin seen in other builds too (``lafuzz matrix``, and their tests). In ORT Web,
 kv_num_heads = 0 traps the wasm instance ("divide by zero"), which leaves it unusable: a crash. ORT Web and
 1.27.0 refuse T = 0 (bind group validation); 1.27.0 refuses some unvalidated shapes (the corpus case) and
-returns values for others (a rank-2 decay of gated_delta with a past state)."""
+returns values for others (a rank-2 decay of gated_delta with a past state). ORT Node's WebGPU EP crashes on a
+CausalConvWithState kernel of one tap as the plugin does; 1.27.0 refuses it instead (its own issue, below)."""
 
 
 def _in_build(known: KnownIssue, backend: str) -> KnownIssue:
@@ -402,6 +406,50 @@ KNOWN_ISSUES += (
         applies=_gqa_query_heads,
     ),
 )
+
+CONV_ATTRIBUTES_1_27 = ("channels_last", "dilation")
+"""CausalConvWithState attributes that onnxruntime-webgpu 1.27.0's schema lacks."""
+
+
+def _valid_conv_with_attribute_1_27_lacks(case: Case) -> bool:
+    """A valid case whose node carries an attribute 1.27.0's schema does not have (its default value too)."""
+    return _broken_input(case) == "" and any(name in case.attrs for name in CONV_ATTRIBUTES_1_27)
+
+
+def _valid_kernel_of_size_one(case: Case) -> bool:
+    return _broken_input(case) == "" and _kernel_of_size_one(case)
+
+
+KNOWN_ISSUES += (
+    KnownIssue(
+        id="ort-webgpu-builtin-conv-attributes-refused",
+        backend="ort-webgpu-builtin",
+        **ORT_WEBGPU_1_27,
+        kind=Kind.REJECTED_VALID,
+        summary=(
+            "This release's schema of CausalConvWithState has no channels_last and no dilation attribute: a node "
+            "that carries either, even at its default value, fails to load ('Unrecognized attribute: channels_last "
+            "for operator CausalConvWithState'), so every channels-last or dilated case is refused. Later releases "
+            "take both."
+        ),
+        applies=_valid_conv_with_attribute_1_27_lacks,
+        op=CAUSAL_CONV.name,
+    ),
+    KnownIssue(
+        id="ort-webgpu-builtin-conv-kernel-size-one-refused",
+        backend="ort-webgpu-builtin",
+        **ORT_WEBGPU_1_27,
+        kind=Kind.REJECTED_VALID,
+        summary=(
+            "CausalConvWithState with a kernel of one tap (weight (C, 1, 1), an empty state) is refused: 'WebGPU "
+            "validation failed. Binding entry buffer not set' (the empty present_state has no buffer), where the "
+            "CPU EP returns the output and an empty present_state. The plugin and ORT Node crash on it instead."
+        ),
+        applies=_valid_kernel_of_size_one,
+        op=CAUSAL_CONV.name,
+    ),
+)
+
 
 def preshrunk(backends: Iterable[str]) -> set[str]:
     """The documented issues of the builds in worker processes among ``backends``. A campaign counts them as shrunk
