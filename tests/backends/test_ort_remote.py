@@ -193,21 +193,22 @@ def test_ort_node_crashes_on_a_conv_kernel_of_one_tap(need):
     assert_agrees_with_oracle(_conv_case(2), node.run(_conv_case(2)), label="ort-node conv after the crash")
 
 
-def test_ort_node_computes_conv_float16_in_float16(need):
-    """The plugin's documented float16 arithmetic (``ort-webgpu-conv-float16-accumulation``) in onnxruntime-node
-    1.30.0 too, on the case a campaign found: one SiLU output of float16 off the correctly rounded result."""
+@pytest.mark.parametrize(("name", "version"), [("ort-node", "onnxruntime-node 1.30.0"),
+                                              ("ort-webgpu-builtin", "onnxruntime-webgpu 1.27.0")])
+def test_the_builds_compute_conv_float16_in_float16(name, version, need):
+    """The plugin's documented float16 arithmetic (``ort-webgpu-conv-float16-accumulation``) in ORT Node and 1.27.0
+    too, on the case a campaign found in each: an output off the correctly rounded result (retire when fixed)."""
     from pathlib import Path
 
     from fuzz.backends.oracle import OracleBackend
     from fuzz.corpus import entry as corpus
     from fuzz.corpus.known_issues import Classifier
 
-    node = need("ort-node")
-    if str(node.implementation) != "onnxruntime-node 1.30.0":
-        pytest.skip(f"documented for onnxruntime-node 1.30.0, this is {node.implementation}")
-    entry = Path(__file__).resolve().parents[2] / "corpus" / "backends-agree" / "ort-node-conv-float16-accumulation"
-    case = corpus.read_entry(entry).finding.case
-    assert getattr(Classifier.for_backends([node]).affecting("ort-node", case), "id", None) == \
-        "ort-node-conv-float16-accumulation"
+    build = need(name)
+    if str(build.implementation) != version:
+        pytest.skip(f"documented for {version}, this is {build.implementation}")
+    issue_id = f"{name}-conv-float16-accumulation"
+    case = corpus.read_entry(Path(__file__).resolve().parents[2] / "corpus" / "backends-agree" / issue_id).finding.case
+    assert getattr(Classifier.for_backends([build]).affecting(name, case), "id", None) == issue_id
     rounded_once = OracleBackend().run(case)[0].astype(np.float16)
-    assert not np.array_equal(node.run(case)[0], rounded_once), "now rounded once: retire the issue"
+    assert not np.array_equal(build.run(case)[0], rounded_once), "now rounded once: retire the issue"
