@@ -517,8 +517,13 @@ class Classifier:
         return not self.strict and known.has(self.implementations.get(known.backend))
 
     def affecting(self, backend: str, case: Case) -> KnownIssue | None:
-        """The issue in play of ``backend`` that affects ``case``, if any."""
-        return next((i for i in KNOWN_ISSUES if i.backend == backend and i.affects(case) and self.in_play(i)), None)
+        """The first issue in play of ``backend`` that affects ``case``, if any."""
+        return next(iter(self.every_affecting(backend, case)), None)
+
+    def every_affecting(self, backend: str, case: Case) -> list[KnownIssue]:
+        """Every issue in play of ``backend`` that affects ``case``: a hybrid-block case can be one of several
+        (a shared beta in LinearAttention's half, a kernel of one tap in the convolution)."""
+        return [i for i in KNOWN_ISSUES if i.backend == backend and i.affects(case) and self.in_play(i)]
 
     def documented(self, finding: Finding) -> KnownIssue | None:
         """The issue in play that covers ``finding``, if any."""
