@@ -144,7 +144,7 @@ def test_the_documented_defects_of_1_27_still_hold(need):
         builtin.run(unused)
 
 
-def _conv_case(taps: int, **attrs: int):
+def _conv_case(taps: int, **attrs: int | str):
     """A valid CausalConvWithState call of one channel and one token through ``taps`` weights, with ``attrs``."""
     from fuzz.model.case import Case
     from fuzz.model.ops import CAUSAL_CONV
@@ -212,3 +212,21 @@ def test_the_builds_compute_conv_float16_in_float16(name, version, need):
     assert getattr(Classifier.for_backends([build]).affecting(name, case), "id", None) == issue_id
     rounded_once = OracleBackend().run(case)[0].astype(np.float16)
     assert not np.array_equal(build.run(case)[0], rounded_once), "now rounded once: retire the issue"
+
+
+@pytest.mark.parametrize(("name", "version"), [("ort-node", "onnxruntime-node 1.30.0"),
+                                              ("ort-webgpu-builtin", "onnxruntime-webgpu 1.27.0")])
+def test_the_builds_run_an_empty_conv_activation(name, version, need):
+    """The plugin's documented ``activation = ''`` run as 'none' (``ort-webgpu-conv-empty-activation``) in ORT Node
+    and 1.27.0 too, while other unknown names are refused (retire when fixed)."""
+    from fuzz.corpus.known_issues import Classifier
+
+    build = need(name)
+    if str(build.implementation) != version:
+        pytest.skip(f"documented for {version}, this is {build.implementation}")
+    empty = _conv_case(2, activation="")
+    assert getattr(Classifier.for_backends([build]).affecting(name, empty), "id", None) == \
+        f"{name}-conv-empty-activation"
+    np.testing.assert_array_equal(build.run(empty)[0], build.run(_conv_case(2))[0])
+    with pytest.raises(Rejected, match="Invalid activation type"):
+        build.run(_conv_case(2, activation="relu"))
