@@ -454,6 +454,19 @@ KNOWN_ISSUES += (
         applies=_valid_kernel_of_size_one,
         op=CAUSAL_CONV.name,
     ),
+    KnownIssue(
+        id="ort-webgpu-builtin-conv-empty-sequence-one-tap",
+        backend="ort-webgpu-builtin",
+        **ORT_WEBGPU_1_27,
+        kind=Kind.CRASH,
+        summary=(
+            "CausalConvWithState with T = 0 (outside the contract) and a kernel of one tap, without a past state, "
+            "kills the process with SIGSEGV; with a past state it is refused, and T = 0 with more taps returns an "
+            "empty output. The contract allows a rejection or a pass-through, never a crash."
+        ),
+        applies=lambda case: _kernel_of_size_one(case) and case.seq_len == 0 and "past_state" not in case.inputs,
+        op=CAUSAL_CONV.name,
+    ),
 )
 
 

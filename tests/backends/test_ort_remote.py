@@ -154,8 +154,9 @@ def _conv_case(taps: int, **attrs: int | str):
 
 
 def test_the_documented_conv_defects_of_1_27_still_hold(need):
-    """onnxruntime-webgpu 1.27.0's CausalConvWithState: a node with channels_last or dilation does not load, and
-    a kernel of one tap is refused (retire the issues when a release fixes them); a plain node runs."""
+    """onnxruntime-webgpu 1.27.0's CausalConvWithState: a node with channels_last or dilation does not load, a
+    kernel of one tap is refused, and one over T = 0 kills the process (retire the issues when a release fixes
+    them); a plain node runs."""
     from fuzz.corpus.known_issues import Classifier
 
     builtin = need("ort-webgpu-builtin")
@@ -173,6 +174,11 @@ def test_the_documented_conv_defects_of_1_27_still_hold(need):
             "ort-webgpu-builtin-conv-attributes-refused"
     with pytest.raises(Rejected, match="Binding entry buffer not set"):
         builtin.run(_conv_case(1))
+    empty = _conv_case(1).with_inputs(input=np.zeros((1, 1, 0), np.float32))
+    assert getattr(known.affecting("ort-webgpu-builtin", empty), "id", None) == \
+        "ort-webgpu-builtin-conv-empty-sequence-one-tap"
+    with pytest.raises(Crashed, match="SIGSEGV"):
+        builtin.run(empty)
     assert getattr(known.affecting("ort-webgpu-builtin", _conv_case(1)), "id", None) == \
         "ort-webgpu-builtin-conv-kernel-size-one-refused"
     assert known.affecting("ort-webgpu-builtin", _conv_case(2)) is None
