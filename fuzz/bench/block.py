@@ -42,7 +42,7 @@ from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError
 from kernels.causal_conv import CausalConvKernel
 from kernels.causal_conv import get_kernel as get_conv_kernel
-from kernels.device import GpuDevice
+from kernels.device import FeatureMissing, GpuDevice
 from kernels.linear_attention import LinearAttentionKernel, get_kernel
 from kernels.options import ConvKernelOptions, KernelOptions
 from kernels.resident import BoundCall
@@ -216,7 +216,9 @@ def _configs(options: BlockOptions) -> list[tuple[int, int]]:
 
 
 def run_block_bench(options: BlockOptions, log: Callable[[str], None]) -> dict[str, Any]:
-    """Measure every dtype of ``options``; the results as JSON-ready tables."""
+    """Measure every dtype of ``options``; the results as JSON-ready tables. A dtype the device cannot run (float16
+    without ``shader-f16``, as Dawn on an NVIDIA H200 via Vulkan) is logged and recorded under ``skipped`` with the
+    reason, and the other dtypes are still measured."""
     conv = get_conv_kernel(ConvKernelOptions(options.implementation, options.adapter))
     la = get_kernel(KernelOptions(options.implementation, options.adapter))
     device = conv.device
@@ -226,7 +228,16 @@ def run_block_bench(options: BlockOptions, log: Callable[[str], None]) -> dict[s
                                "channels_last": options.channels_last, "acceptance": options.acceptance.label,
                                "schedule": options.schedule.__dict__, "dtypes": {}}
     for dtype in options.dtypes:
-        works = {c: BlockWork(conv, la, options, dtype, *c) for c in _configs(options)}
+        works: dict[tuple[int, int], BlockWork] = {}
+        try:
+            for config in _configs(options):
+                works[config] = BlockWork(conv, la, options, dtype, *config)
+        except FeatureMissing as err:
+            for work in works.values():
+                work.release()
+            results.setdefault("skipped", {})[dtype] = str(err)
+            log(f"{dtype}: skipped: {err}")
+            continue
         try:
             samplers, paths = _series(works, options, clock)
             warm = settle(samplers, options.schedule)
@@ -322,6 +333,8 @@ def markdown(results: dict[str, Any]) -> str:
             value = "undefined" if r["p_star"] is None else f"{r['p_star']:.3f}"
             lines.append(f"| {r['T']} | {r['W']} | {value} | [{r['interval'][0]:.3f}, {r['interval'][1]:.3f}] |")
         lines.append("")
+    for dtype, reason in results.get("skipped", {}).items():
+        lines += [f"## {dtype}: skipped", "", f"Not measured: {reason}.", ""]
     return "\n".join(lines)
 
 
@@ -370,6 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     report = markdown(results)
     (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     (args.out / "report.md").write_text(report)
+    if not results["dtypes"]:
+        for dtype, reason in results["skipped"].items():
+            print(f"fuzz.bench.block: cannot measure {dtype}: {reason}", file=sys.stderr)
+        return EXIT_USAGE
     print(report)
     return 0
 

@@ -285,8 +285,9 @@ class UnitBody:
         documented crash or hang where it runs in this process (running it would end the process)."""
         declined = {}
         for b in self.counted:
-            issue = self.classifier.affecting(b.name, case)
-            if issue is not None and (issue.id in self.shrunk or (issue.kind in ENDS_THE_PROCESS and not isolated(b))):
+            issue = next((i for i in self.classifier.every_affecting(b.name, case)
+                          if i.id in self.shrunk or (i.kind in ENDS_THE_PROCESS and not isolated(b))), None)
+            if issue is not None:
                 declined[b.name] = issue.id
         self.result.known.update(declined.values())
         taking_part = [b for b in self.counted if b.name not in declined

@@ -33,6 +33,7 @@ import numpy as np
 from packaging.specifiers import SpecifierSet
 
 from fuzz.backends.base import Backend
+from fuzz.engine.hybrid_block import la_calls
 from fuzz.findings import Finding, Kind, KnownMark
 from fuzz.implementation import Implementation
 from fuzz.model.case import Case
@@ -65,8 +66,11 @@ class KnownIssue:
     """The op whose cases it affects (``applies`` is asked about that op's cases only)."""
 
     def affects(self, case: Case) -> bool:
-        """Whether ``case`` is one the issue affects: a case of its op for which ``applies`` holds."""
-        return case.op.name == self.op and self.applies(case)
+        """Whether ``case`` is one the issue affects: a call of its op for which ``applies`` holds is the case
+        or one the case makes (a hybrid-block case's LinearAttention calls: ``calls_in``)."""
+        if case.op.name == self.op:
+            return self.applies(case)
+        return any(call.op.name == self.op and self.applies(call) for call in calls_in(case)[1:])
 
     @property
     def known_in(self) -> str:
@@ -92,6 +96,17 @@ class KnownIssue:
     def covers(self, finding: Finding) -> bool:
         """Whether ``finding`` is an instance of this issue."""
         return self.backend in finding.backends and self.kind == finding.kind and self.affects(finding.case)
+
+
+def calls_in(case: Case) -> tuple[Case, ...]:
+    """The case, and for a hybrid-block case (CausalConvWithState with the LinearAttention half in its notes)
+    LinearAttention's calls too: a defect of either op shows through the block."""
+    if case.op.name != CAUSAL_CONV.name or "block" not in case.notes:
+        return (case,)
+    try:
+        return (case, *la_calls(case))
+    except ValidationError:
+        return (case,)
 
 
 def _broken_input(case: Case) -> str:
@@ -154,6 +169,19 @@ def _cuda_state_exceeds_shared_memory(case: Case) -> bool:
     column_kernel = dims.d_k in (64, 128) and dims.d_v % 32 == 0
     needed = 4 * (dims.d_k * dims.d_v + dims.d_k + dims.d_v)
     return not column_kernel and needed > CUDA_SHARED_MEMORY_PER_BLOCK
+
+
+def _cuda_conv_aliased_state(case: Case) -> bool:
+    """A valid aliased CausalConvWithState call (past and present state one buffer) like the one case seen:
+    float16, channels last, a window. Not minimised further: the other dtypes and layouts are checked in full."""
+    if case.op.name != CAUSAL_CONV.name:
+        return False
+    try:
+        dims = case.dims()
+    except ValidationError:
+        return False
+    return (case.aliased and "past_state" in case.inputs and case.dtype == np.float16 and bool(dims.channels_last)
+            and dims.state_window >= 1)
 
 
 WEBGPU_EP: Build = {
@@ -280,6 +308,21 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         ),
         applies=_cuda_state_exceeds_shared_memory,
     ),
+    KnownIssue(
+        id="ort-cuda-conv-aliased-state",
+        backend="ort-cuda",
+        **CUDA_EP,
+        kind=Kind.MISMATCH,
+        summary=(
+            "CausalConvWithState with past_state and present_state bound to one buffer gives a present_state that "
+            "differs from the separate binding's: 8 of 784 elements (float16, channels last, W = 7, T = 5, C = 14, "
+            "kernel 3, dilation 2, SiLU), e.g. -8.6e-4 where the separate binding gives 1.1e-4. One case, seen once "
+            "by a campaign on 2026-12-03 and shrunk by it, not minimised further; float32 and channels first "
+            "are not known to be affected."
+        ),
+        applies=_cuda_conv_aliased_state,
+        op=CAUSAL_CONV.name,
+    ),
 )
 
 
@@ -306,11 +349,17 @@ SEEN_IN_OTHER_BUILDS = {
     "ort-webgpu-kv-heads-zero": ("ort-node", "ort-web", "ort-webgpu-builtin"),
     "ort-webgpu-empty-sequence": ("ort-node",),
     "ort-webgpu-unvalidated-shapes": ("ort-node", "ort-web", "ort-webgpu-builtin"),
+    "ort-webgpu-conv-kernel-size-one": ("ort-node",),
+    "ort-webgpu-conv-float16-accumulation": ("ort-node", "ort-webgpu-builtin"),
+    "ort-webgpu-conv-empty-activation": ("ort-node", "ort-webgpu-builtin"),
 }
 """Defects of the plugin seen in other builds too (``lafuzz matrix``, and their tests). In ORT Web,
 kv_num_heads = 0 traps the wasm instance ("divide by zero"), which leaves it unusable: a crash. ORT Web and
 1.27.0 refuse T = 0 (bind group validation); 1.27.0 refuses some unvalidated shapes (the corpus case) and
-returns values for others (a rank-2 decay of gated_delta with a past state)."""
+returns values for others (a rank-2 decay of gated_delta with a past state). ORT Node's WebGPU EP crashes on a
+CausalConvWithState kernel of one tap as the plugin does, where 1.27.0 refuses it (its own issue, below); both
+compute the op's float16 in float16, to the plugin's bits on the cases campaigns found, and both run activation = ''
+as 'none'."""
 
 
 def _in_build(known: KnownIssue, backend: str) -> KnownIssue:
@@ -363,6 +412,63 @@ KNOWN_ISSUES += (
         applies=_gqa_query_heads,
     ),
 )
+
+CONV_ATTRIBUTES_1_27 = ("channels_last", "dilation")
+"""CausalConvWithState attributes that onnxruntime-webgpu 1.27.0's schema lacks."""
+
+
+def _valid_conv_with_attribute_1_27_lacks(case: Case) -> bool:
+    """A valid case whose node carries an attribute 1.27.0's schema does not have (its default value too)."""
+    return _broken_input(case) == "" and any(name in case.attrs for name in CONV_ATTRIBUTES_1_27)
+
+
+def _valid_kernel_of_size_one(case: Case) -> bool:
+    return _broken_input(case) == "" and _kernel_of_size_one(case)
+
+
+KNOWN_ISSUES += (
+    KnownIssue(
+        id="ort-webgpu-builtin-conv-attributes-refused",
+        backend="ort-webgpu-builtin",
+        **ORT_WEBGPU_1_27,
+        kind=Kind.REJECTED_VALID,
+        summary=(
+            "This release's schema of CausalConvWithState has no channels_last and no dilation attribute: a node "
+            "that carries either, even at its default value, fails to load ('Unrecognized attribute: channels_last "
+            "for operator CausalConvWithState'), so every channels-last or dilated case is refused. Later releases "
+            "take both."
+        ),
+        applies=_valid_conv_with_attribute_1_27_lacks,
+        op=CAUSAL_CONV.name,
+    ),
+    KnownIssue(
+        id="ort-webgpu-builtin-conv-kernel-size-one-refused",
+        backend="ort-webgpu-builtin",
+        **ORT_WEBGPU_1_27,
+        kind=Kind.REJECTED_VALID,
+        summary=(
+            "CausalConvWithState with a kernel of one tap (weight (C, 1, 1), an empty state) is refused: 'WebGPU "
+            "validation failed. Binding entry buffer not set' (the empty present_state has no buffer), where the "
+            "CPU EP returns the output and an empty present_state. The plugin and ORT Node crash on it instead."
+        ),
+        applies=_valid_kernel_of_size_one,
+        op=CAUSAL_CONV.name,
+    ),
+    KnownIssue(
+        id="ort-webgpu-builtin-conv-empty-sequence-one-tap",
+        backend="ort-webgpu-builtin",
+        **ORT_WEBGPU_1_27,
+        kind=Kind.CRASH,
+        summary=(
+            "CausalConvWithState with T = 0 (outside the contract) and a kernel of one tap, without a past state, "
+            "kills the process with SIGSEGV; with a past state it is refused, and T = 0 with more taps returns an "
+            "empty output. The contract allows a rejection or a pass-through, never a crash."
+        ),
+        applies=lambda case: _kernel_of_size_one(case) and case.seq_len == 0 and "past_state" not in case.inputs,
+        op=CAUSAL_CONV.name,
+    ),
+)
+
 
 def preshrunk(backends: Iterable[str]) -> set[str]:
     """The documented issues of the builds in worker processes among ``backends``. A campaign counts them as shrunk
@@ -426,8 +532,13 @@ class Classifier:
         return not self.strict and known.has(self.implementations.get(known.backend))
 
     def affecting(self, backend: str, case: Case) -> KnownIssue | None:
-        """The issue in play of ``backend`` that affects ``case``, if any."""
-        return next((i for i in KNOWN_ISSUES if i.backend == backend and i.affects(case) and self.in_play(i)), None)
+        """The first issue in play of ``backend`` that affects ``case``, if any."""
+        return next(iter(self.every_affecting(backend, case)), None)
+
+    def every_affecting(self, backend: str, case: Case) -> list[KnownIssue]:
+        """Every issue in play of ``backend`` that affects ``case``: a hybrid-block case can be one of several
+        (a shared beta in LinearAttention's half, a kernel of one tap in the convolution)."""
+        return [i for i in KNOWN_ISSUES if i.backend == backend and i.affects(case) and self.in_play(i)]
 
     def documented(self, finding: Finding) -> KnownIssue | None:
         """The issue in play that covers ``finding``, if any."""

@@ -268,6 +268,17 @@ def _la_case(call: BlockCall, conv_output: np.ndarray, run: BlockRun, past: np.n
     return Case(inputs=inputs, attrs=dict(call.la_attrs), aliased=run.aliased, op=LINEAR_ATTENTION)
 
 
+def la_calls(case: Case) -> tuple[Case, Case]:
+    """LinearAttention's two calls in a hybrid case (the draft, then the resumed call from a past state of the
+    window's shape), their query, key and value zeros: their shapes and attributes, for what is asked before the
+    block runs (which documented issues affect the case: ``fuzz.corpus.known_issues``)."""
+    run = block_run(case)
+    past = run.draft.la_inputs["past_state"]
+    draft, resume = (_la_case(call, np.zeros(call.conv.dims().output_shape, case.dtype), run, past)
+                     for call in (run.draft, run.resume))
+    return draft, resume
+
+
 def _on_host(c: Check, conv: Backend, la: Backend, run: BlockRun) -> tuple[BlockResult, BlockResult] | None:
     """The draft and the resumed call through each backend's ``run``, the slots selected on the host; None
     (recorded as a skip) where either cannot run a call here."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from support.ort_cases import fixed_case
 
 from fuzz.backends import Unavailable, create
+from fuzz.corpus import entry as corpus
 from fuzz.corpus.known_issues import Classifier
 from fuzz.engine.compare import assert_agrees_with_oracle, assert_results_agree
 
@@ -67,6 +70,29 @@ def test_large_heads_are_refused_as_documented():
 def test_large_heads_issue_covers_only_states_beyond_shared_memory(d, known):
     case = fixed_case("delta", window=2, seq_len=1, d=d)
     assert (Classifier().affecting("ort-cuda", case) is not None) == known
+
+
+ALIASED_STATE = Path(__file__).resolve().parents[2] / "corpus" / "aliasing" / "ort-cuda-conv-aliased-state"
+
+
+def test_aliased_conv_state_differs_as_documented():
+    """The documented defect (``ort-cuda-conv-aliased-state``) still happens on the corpus case: the aliased
+    binding's present_state is not the separate binding's bits; retire it when fixed."""
+    backend = _cuda()
+    case = corpus.read_entry(ALIASED_STATE).finding.case
+    assert Classifier.for_backends([backend]).affecting("ort-cuda", case) is not None
+    aliased = backend.run(case)[1]
+    separate = backend.run(case.with_(aliased=False))[1]
+    assert not np.array_equal(aliased.view(np.uint16), separate.view(np.uint16)), "now fixed: retire the issue"
+
+
+def test_aliased_conv_state_issue_covers_the_aliased_case_only():
+    finding = corpus.read_entry(ALIASED_STATE).finding
+    classified = Classifier().classify(finding.with_(known=None, id=""))
+    assert classified.known is not None and classified.known.issue == "ort-cuda-conv-aliased-state"
+    assert Classifier().affecting("ort-cuda", finding.case.with_(aliased=False)) is None
+    affecting = Classifier().affecting("ort-cuda", finding.case)
+    assert affecting is not None and affecting.id == "ort-cuda-conv-aliased-state"
 
 
 def _conv_cases(window: int) -> list:

@@ -142,3 +142,97 @@ def test_the_documented_defects_of_1_27_still_hold(need):
     unused = fixed_case("linear", layout="inverse").with_inputs(beta=np.full((2, 5, 2), 0.5, np.float32))
     with pytest.raises(Rejected, match="not present in the bind group layout"):
         builtin.run(unused)
+
+
+def _conv_case(taps: int, **attrs: int | str):
+    """A valid CausalConvWithState call of one channel and one token through ``taps`` weights, with ``attrs``."""
+    from fuzz.model.case import Case
+    from fuzz.model.ops import CAUSAL_CONV
+
+    inputs = {"input": np.full((1, 1, 1), 2.0, np.float32), "weight": np.ones((1, 1, taps), np.float32)}
+    return Case(inputs, dict(attrs), op=CAUSAL_CONV)
+
+
+def test_the_documented_conv_defects_of_1_27_still_hold(need):
+    """onnxruntime-webgpu 1.27.0's CausalConvWithState: a node with channels_last or dilation does not load, a
+    kernel of one tap is refused, and one over T = 0 kills the process (retire the issues when a release fixes
+    them); a plain node runs."""
+    from fuzz.corpus.known_issues import Classifier
+
+    builtin = need("ort-webgpu-builtin")
+    if str(builtin.implementation) != "onnxruntime-webgpu 1.27.0":
+        pytest.skip(f"documented for onnxruntime-webgpu 1.27.0, this is {builtin.implementation}")
+    assert_agrees_with_oracle(_conv_case(2), builtin.run(_conv_case(2)), label="ort-webgpu-builtin conv")
+    known = Classifier.for_backends([builtin])
+    for attrs, refusal in (({"channels_last": 0}, "Unrecognized attribute: channels_last"),
+                           ({"channels_last": 1}, "Unrecognized attribute: channels_last"),
+                           ({"dilation": 2}, "Unrecognized attribute: dilation")):
+        case = _conv_case(2, **attrs)
+        with pytest.raises(Rejected, match=refusal):
+            builtin.run(case)
+        assert getattr(known.affecting("ort-webgpu-builtin", case), "id", None) == \
+            "ort-webgpu-builtin-conv-attributes-refused"
+    with pytest.raises(Rejected, match="Binding entry buffer not set"):
+        builtin.run(_conv_case(1))
+    empty = _conv_case(1).with_inputs(input=np.zeros((1, 1, 0), np.float32))
+    assert getattr(known.affecting("ort-webgpu-builtin", empty), "id", None) == \
+        "ort-webgpu-builtin-conv-empty-sequence-one-tap"
+    with pytest.raises(Crashed, match="SIGSEGV"):
+        builtin.run(empty)
+    assert getattr(known.affecting("ort-webgpu-builtin", _conv_case(1)), "id", None) == \
+        "ort-webgpu-builtin-conv-kernel-size-one-refused"
+    assert known.affecting("ort-webgpu-builtin", _conv_case(2)) is None
+
+
+def test_ort_node_crashes_on_a_conv_kernel_of_one_tap(need):
+    """The plugin's documented crash (``ort-webgpu-conv-kernel-size-one``) in onnxruntime-node 1.30.0 too; two taps
+    run, and the worker restarts after the crash."""
+    from fuzz.corpus.known_issues import Classifier
+
+    node = need("ort-node")
+    if str(node.implementation) != "onnxruntime-node 1.30.0":
+        pytest.skip(f"documented for onnxruntime-node 1.30.0, this is {node.implementation}")
+    assert getattr(Classifier.for_backends([node]).affecting("ort-node", _conv_case(1)), "id", None) == \
+        "ort-node-conv-kernel-size-one"
+    with pytest.raises(Crashed, match="SIGSEGV"):
+        node.run(_conv_case(1))
+    assert_agrees_with_oracle(_conv_case(2), node.run(_conv_case(2)), label="ort-node conv after the crash")
+
+
+@pytest.mark.parametrize(("name", "version"), [("ort-node", "onnxruntime-node 1.30.0"),
+                                              ("ort-webgpu-builtin", "onnxruntime-webgpu 1.27.0")])
+def test_the_builds_compute_conv_float16_in_float16(name, version, need):
+    """The plugin's documented float16 arithmetic (``ort-webgpu-conv-float16-accumulation``) in ORT Node and 1.27.0
+    too, on the case a campaign found in each: an output off the correctly rounded result (retire when fixed)."""
+    from pathlib import Path
+
+    from fuzz.backends.oracle import OracleBackend
+    from fuzz.corpus import entry as corpus
+    from fuzz.corpus.known_issues import Classifier
+
+    build = need(name)
+    if str(build.implementation) != version:
+        pytest.skip(f"documented for {version}, this is {build.implementation}")
+    issue_id = f"{name}-conv-float16-accumulation"
+    case = corpus.read_entry(Path(__file__).resolve().parents[2] / "corpus" / "backends-agree" / issue_id).finding.case
+    assert getattr(Classifier.for_backends([build]).affecting(name, case), "id", None) == issue_id
+    rounded_once = OracleBackend().run(case)[0].astype(np.float16)
+    assert not np.array_equal(build.run(case)[0], rounded_once), "now rounded once: retire the issue"
+
+
+@pytest.mark.parametrize(("name", "version"), [("ort-node", "onnxruntime-node 1.30.0"),
+                                              ("ort-webgpu-builtin", "onnxruntime-webgpu 1.27.0")])
+def test_the_builds_run_an_empty_conv_activation(name, version, need):
+    """The plugin's documented ``activation = ''`` run as 'none' (``ort-webgpu-conv-empty-activation``) in ORT Node
+    and 1.27.0 too, while other unknown names are refused (retire when fixed)."""
+    from fuzz.corpus.known_issues import Classifier
+
+    build = need(name)
+    if str(build.implementation) != version:
+        pytest.skip(f"documented for {version}, this is {build.implementation}")
+    empty = _conv_case(2, activation="")
+    assert getattr(Classifier.for_backends([build]).affecting(name, empty), "id", None) == \
+        f"{name}-conv-empty-activation"
+    np.testing.assert_array_equal(build.run(empty)[0], build.run(_conv_case(2))[0])
+    with pytest.raises(Rejected, match="Invalid activation type"):
+        build.run(_conv_case(2, activation="relu"))

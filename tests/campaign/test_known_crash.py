@@ -37,3 +37,25 @@ def test_an_in_process_backend_sits_out_its_documented_crashes() -> None:
                       settings=settings(settings(), max_examples=40))
     assert result.finding is None, result.finding.report
     assert result.known["ort-webgpu-conv-kernel-size-one"] > 0 and result.checked > 0
+
+
+class BlockCrashesOnOneTap(CrashesOnOneTap):
+    """The same, running both ops, so that it forms a hybrid block by itself."""
+
+    def capabilities(self) -> Capabilities:
+        return replace(OracleBackend.capabilities(self), ops=("LinearAttention", "CausalConvWithState"))
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        if case.op.name == "CausalConvWithState":
+            return super().run(case)
+        return OracleBackend.run(self, case)
+
+
+def test_a_documented_crash_is_sat_out_whatever_other_issue_a_hybrid_case_has() -> None:
+    """A hybrid case can be one of several issues of one backend (a shared beta in LinearAttention's half, a kernel
+    of one tap in the convolution): the in-process backend sits it out for the crash, whichever issue comes first."""
+    wide = replace(ONE_TAP, kernel_sizes=(1,), max_channels=12)  # room for two kv heads, so a shared beta matters
+    result = run_unit(WorkUnit("hybrid-block", 0, 3), [OracleBackend(), BlockCrashesOnOneTap()], limits=wide,
+                      settings=settings(settings(), max_examples=60))
+    assert result.finding is None, result.finding.report
+    assert result.known["ort-webgpu-conv-kernel-size-one"] > 0 and result.checked > 0, dict(result.known)
