@@ -395,7 +395,7 @@ class OrtBackend(Backend):
         state = None if past is None else self._device_value(past)
         out_head, state = self._run_bound(self.session(head), head, state, aliased=case.aliased)
         out_tail, state = self._run_bound(self.session(tail), tail, state, aliased=case.aliased)
-        return np.concatenate([out_head, out_tail], axis=1), state.numpy()
+        return np.concatenate([out_head, out_tail], axis=case.op.sequence_axis(case.attrs)), state.numpy()
 
     def _run_by_prefix(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         """Serve a ``W > 0`` case through ``W = 0`` calls of this EP (docs/spec.md §2, prefix formulation).

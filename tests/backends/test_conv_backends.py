@@ -24,8 +24,6 @@ W0 = replace(ConvLimits.ci(), max_window=0, ndims=(1,))
 """What ORT's EPs run natively: W = 0, ndim 1 (both layouts, every kernel, dilation and activation)."""
 
 
-
-
 def _agree_on(backend: Backend, cases: list[Case]) -> int:
     """Run every case on ``backend`` and hold its answer to the oracle's; how many it ran."""
     ran = 0
@@ -37,6 +35,18 @@ def _agree_on(backend: Backend, cases: list[Case]) -> int:
         assert_agrees_with_oracle(case, (np.asarray(result[0]), np.asarray(result[1])), label=backend.name)
         ran += 1
     return ran
+
+
+def test_a_two_call_continuation_joins_outputs_on_the_sequence_axis(need) -> None:
+    """``run_continued`` splits and joins a conv call on its sequence axis (axis 1 in channels last, the last in
+    channels first), and the second call resumes from the state the first wrote on the device."""
+    cpu = need("ort-cpu")
+    cases = [c for c in sample(CAUSAL_CONV_TESTING.cases(W0), 60) if c.seq_len >= 2 and c.dims().channels > 1]
+    layouts = {c.attr("channels_last") for c in cases}
+    assert layouts == {0, 1}, layouts
+    for case in cases:
+        split = case.seq_len // 2
+        assert_agrees_with_oracle(case, cpu.run_continued(case, split), label="ort-cpu continued", resumed_at=split)
 
 
 def test_ort_cpu_agrees_with_the_oracle_at_window_zero(need) -> None:
