@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -215,6 +215,13 @@ def _configs(options: BlockOptions) -> list[tuple[int, int]]:
     return sorted(found)
 
 
+def block_clock(features: Iterable[str], implementation: str) -> str:
+    """GPU timestamps where the adapter has them and they resolve a call; else the fenced wall clock. Dawn
+    quantizes timestamps to steps longer than the block's calls (``kernels.timing.DAWN_TIMESTAMP_QUANTUM_NS``),
+    so its calls would read as zero or a whole step."""
+    return GPU_CLOCK if "timestamp-query" in features and implementation != "dawn" else FENCED_CLOCK
+
+
 def run_block_bench(options: BlockOptions, log: Callable[[str], None]) -> dict[str, Any]:
     """Measure every dtype of ``options``; the results as JSON-ready tables. A dtype the device cannot run (float16
     without ``shader-f16``, as Dawn on an NVIDIA H200 via Vulkan) is logged and recorded under ``skipped`` with the
@@ -222,7 +229,7 @@ def run_block_bench(options: BlockOptions, log: Callable[[str], None]) -> dict[s
     conv = get_conv_kernel(ConvKernelOptions(options.implementation, options.adapter))
     la = get_kernel(KernelOptions(options.implementation, options.adapter))
     device = conv.device
-    clock = GPU_CLOCK if "timestamp-query" in device.features else FENCED_CLOCK
+    clock = block_clock(device.features, options.implementation)
     results: dict[str, Any] = {"device": device.description, "implementation": options.implementation,
                                "clock": clock, "layer": options.layer.__dict__, "batch": options.batch,
                                "channels_last": options.channels_last, "acceptance": options.acceptance.label,

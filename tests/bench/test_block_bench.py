@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.bench.block import QUICK_LAYER, BlockOptions, main, markdown, run_block_bench
+from fuzz.bench.block import QUICK_LAYER, BlockOptions, block_clock, main, markdown, run_block_bench
+from fuzz.bench.protocol import FENCED_CLOCK, GPU_CLOCK
 from fuzz.bench.rounds import Schedule
 
 TINY = Schedule(rounds=2, per_round=3, round_warmups=0, settle_batch=2, settle_window=1, settle_max_passes=2)
@@ -61,3 +62,10 @@ def test_only_a_dtype_the_device_lacks_is_a_clear_error(tmp_path: Path, capsys: 
     assert main(["--out", str(out), "--quick", "--dtypes", "fp16", "--seq-lens", "1", "--windows", "1"]) == 2
     assert "cannot measure float16" in capsys.readouterr().err
     assert "shader-f16" in (out / "report.md").read_text()
+
+
+def test_dawn_is_timed_on_the_fenced_wall_clock() -> None:
+    """Dawn's quantized timestamps read a block call as zero (H200, 2026-12-03): its calls are timed on the host."""
+    assert block_clock({"timestamp-query"}, "wgpu") == GPU_CLOCK
+    assert block_clock({"timestamp-query"}, "dawn") == FENCED_CLOCK
+    assert block_clock(set(), "wgpu") == FENCED_CLOCK
