@@ -172,16 +172,15 @@ def _cuda_state_exceeds_shared_memory(case: Case) -> bool:
 
 
 def _cuda_conv_aliased_state(case: Case) -> bool:
-    """A valid aliased CausalConvWithState call (past and present state one buffer) like the one case seen:
-    float16, channels last, a window. Not minimised further: the other dtypes and layouts are checked in full."""
+    """A valid aliased CausalConvWithState call (past and present state one buffer) like the cases seen: channels
+    last, a window, either dtype. Channels first is checked in full."""
     if case.op.name != CAUSAL_CONV.name:
         return False
     try:
         dims = case.dims()
     except ValidationError:
         return False
-    return (case.aliased and "past_state" in case.inputs and case.dtype == np.float16 and bool(dims.channels_last)
-            and dims.state_window >= 1)
+    return case.aliased and "past_state" in case.inputs and bool(dims.channels_last) and dims.state_window >= 1
 
 
 WEBGPU_EP: Build = {
@@ -315,10 +314,10 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         kind=Kind.MISMATCH,
         summary=(
             "CausalConvWithState with past_state and present_state bound to one buffer gives a present_state that "
-            "differs from the separate binding's: 8 of 784 elements (float16, channels last, W = 7, T = 5, C = 14, "
-            "kernel 3, dilation 2, SiLU), e.g. -8.6e-4 where the separate binding gives 1.1e-4. One case, seen once "
-            "by a campaign on 2026-12-03 and shrunk by it, not minimised further; float32 and channels first "
-            "are not known to be affected."
+            "differs from the separate binding's, and not on every run (a race between reading the past state and "
+            "writing the window, by the look of it). Seen by two campaigns on an H200 on 2026-12-03, channels last "
+            "both times: float16, W = 7, T = 5, C = 14, kernel 3, dilation 2 (8 of 784 elements); float32, W = 8, "
+            "T = 7, C = 30, kernel 3, dilation 2 (64 of 3840). Channels first was never seen to differ."
         ),
         applies=_cuda_conv_aliased_state,
         op=CAUSAL_CONV.name,

@@ -76,14 +76,15 @@ ALIASED_STATE = Path(__file__).resolve().parents[2] / "corpus" / "aliasing" / "o
 
 
 def test_aliased_conv_state_differs_as_documented():
-    """The documented defect (``ort-cuda-conv-aliased-state``) still happens on the corpus case: the aliased
-    binding's present_state is not the separate binding's bits; retire it when fixed."""
+    """The documented defect (``ort-cuda-conv-aliased-state``) still happens on the corpus case: in some of 20 runs
+    the aliased binding's present_state is not the separate binding's bits (not in every run); retire it when
+    fixed."""
     backend = _cuda()
     case = corpus.read_entry(ALIASED_STATE).finding.case
     assert Classifier.for_backends([backend]).affecting("ort-cuda", case) is not None
-    aliased = backend.run(case)[1]
-    separate = backend.run(case.with_(aliased=False))[1]
-    assert not np.array_equal(aliased.view(np.uint16), separate.view(np.uint16)), "now fixed: retire the issue"
+    separate = backend.run(case.with_(aliased=False))[1].view(np.uint16)
+    differs = [not np.array_equal(backend.run(case)[1].view(np.uint16), separate) for _ in range(20)]
+    assert any(differs), "now fixed: retire the issue"
 
 
 def test_aliased_conv_state_issue_covers_the_aliased_case_only():
