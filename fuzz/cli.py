@@ -571,9 +571,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", default="corpus", help="corpus whose known-failure marks apply (default corpus)")
     p.add_argument("--no-isolation", dest="isolate", action="store_false",
                    help="run ORT in the worker itself (faster; a native crash then ends the campaign)")
-    p.add_argument("--no-matrix", dest="matrix", action="store_false",
-                   help="do not judge the corpus's documented findings on the campaign's builds at the end "
-                   "(the report's findings matrix)")
+    p.add_argument("--matrix", action="store_true",
+                   help="after the campaign, also judge the corpus's documented findings on the campaign's builds "
+                   "(the report's findings matrix; minutes on a first run, outside the time budget; "
+                   "`lafuzz matrix` does it alone)")
     p.add_argument("--junit", metavar="FILE", help="also write the result as JUnit XML: a test case per property "
                    "and per finding, new findings failed, known ones skipped with their issue (for CI)")
     _add_strict(p)
