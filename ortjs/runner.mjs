@@ -16,6 +16,8 @@ export const SESSION_OPTIONS = {
   graphOptimizationLevel: 'all',
 };
 
+const GPU_CALL_FAILED = /Failed to execute '\w+' on 'GPU/;
+
 function message(err) {
   return String(err && err.message ? err.message : err).trim();
 }
@@ -77,7 +79,13 @@ export function makeRunner(ort, info) {
       // A trap (division by zero, out-of-bounds access) is the wasm build's SIGFPE or SIGSEGV: the instance
       // is left unusable (the next session hangs), so it is a crash, and the client starts a fresh page.
       const trapped = typeof WebAssembly !== 'undefined' && err instanceof WebAssembly.RuntimeError;
-      return [trapped ? { ok: false, crashed: `wasm trap (${message(err)})` } : { ok: false, error: message(err) }, []];
+      if (trapped) return [{ ok: false, crashed: `wasm trap (${message(err)})` }, []];
+      // A WebGPU call that threw in the middle of a run (ORT Web 1.30.0 refusing T = 0 in createBindGroup) leaves
+      // ORT's WebGPU backend unusable too: the next run never settles. Also a crash, answered at once.
+      if (header.op === 'run' && GPU_CALL_FAILED.test(message(err))) {
+        return [{ ok: false, crashed: `refused, leaving the WebGPU backend unusable (${message(err)})` }, []];
+      }
+      return [{ ok: false, error: message(err) }, []];
     }
   };
 }

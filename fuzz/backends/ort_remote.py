@@ -52,6 +52,10 @@ class RemoteError(RuntimeError):
     """The build refused a request; the message is its own (``OrtBackend`` maps it to an outcome)."""
 
 
+EARLIER_REQUESTS_KEPT = 3
+"""Answered requests a crash or hang report quotes: enough to name the request that left a build unusable."""
+
+
 class WorkerLink:
     """One worker process at a time, started on demand, answering one request at a time.
 
@@ -78,6 +82,9 @@ class WorkerLink:
         self._process: subprocess.Popen[bytes] | None = None
         self._replies = -1
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES_KEPT)
+        self._answered: collections.deque[str] = collections.deque(maxlen=EARLIER_REQUESTS_KEPT)
+        """The worker's last answered requests (what, and how it answered), quoted when it dies or hangs: a
+        build can be left unusable by an earlier request and fail on a later, harmless one."""
 
     @property
     def running(self) -> bool:
@@ -97,6 +104,7 @@ class WorkerLink:
             os.close(write_end)
         self._process, self._replies, self.generation = process, read_end, self.generation + 1
         self._stderr.clear()
+        self._answered.clear()
         threading.Thread(target=self._pass_on_stderr, args=(process,), daemon=True).start()
         assert process.stdin is not None
         os.set_blocking(process.stdin.fileno(), False)
@@ -134,18 +142,26 @@ class WorkerLink:
         try:
             reply = self._exchange(header, blobs or [], self.timeout_s)
         except _Died:
-            how = self.stop(kill=False)
+            earlier, how = self._earlier(), self.stop(kill=False)
             raise Crashed(self.name, f"worker {pid} {how} after {time.monotonic() - started:.3f} s "
-                                     f"running: {self.doing}") from None
+                                     f"running: {self.doing}{earlier}") from None
         except _Hung:
-            how = self.stop(kill=True)
+            earlier, how = self._earlier(), self.stop(kill=True)
             raise TimedOut(self.name, f"no answer within {self.timeout_s:g} s; worker {pid} {how} "
-                                      f"running: {self.doing}") from None
+                                      f"running: {self.doing}{earlier}") from None
         if "crashed" in reply[0]:
-            how = self.stop(kill=True)
+            earlier, how = self._earlier(), self.stop(kill=True)
             raise Crashed(self.name, f"{reply[0]['crashed']} after {time.monotonic() - started:.3f} s "
-                                     f"(worker {pid} {how}) running: {self.doing}")
+                                     f"(worker {pid} {how}) running: {self.doing}{earlier}")
+        error = reply[0].get("error")
+        self._answered.append(f"{self.doing} ({'error: ' + str(error)[:120] if error else 'answered'})")
         return reply
+
+    def _earlier(self) -> str:
+        """The worker's last answered requests, for a crash or hang report ("" for a fresh worker)."""
+        if not self._answered:
+            return "; the first request of this worker"
+        return "; this worker's requests before it, oldest first: " + " | ".join(self._answered)
 
     def _exchange(self, header: dict[str, Any], blobs: list[bytes], timeout: float) -> Message:
         deadline = time.monotonic() + timeout

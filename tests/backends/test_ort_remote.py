@@ -83,6 +83,32 @@ def test_a_worker_killed_mid_case_is_a_crash_and_the_next_case_runs(build, monke
     assert build.restarts == restarts + 1
 
 
+def test_ort_web_refusing_t_zero_is_a_crash_and_the_next_case_runs(need):
+    """ORT Web refuses T = 0 from inside a WebGPU call, which leaves its WebGPU backend unusable (the next run
+    hung for a minute in a campaign): the runner calls it a crash, the page is replaced, the next case runs.
+    Retire ``ort-web`` from ``SEEN_IN_OTHER_BUILDS["ort-webgpu-empty-sequence"]`` once this stops crashing."""
+    web = need("ort-web")
+    case = fixed_case("linear")
+    with pytest.raises(Crashed, match="leaving the WebGPU backend unusable"):
+        web.run(fixed_case("linear", seq_len=0))
+    assert_agrees_with_oracle(case, web.run(case), label="ort-web after the refused T = 0")
+
+
+def test_a_hang_report_quotes_the_worker_s_earlier_requests(need):
+    """A build left unusable by one request fails on a later one: the report names what the worker answered
+    before (the earlier requests, with their errors)."""
+    build = need("ort-webgpu-builtin")
+    build.run(fixed_case("linear"))
+    bad = fixed_case("linear").with_inputs(value=np.zeros((2, 5), np.float32))
+    with pytest.raises(Rejected):
+        build.run(bad)
+    link = build.link
+    assert "answered" in link._earlier() and "error:" in link._earlier()
+    link.stop(kill=True)
+    link.start()
+    assert link._earlier() == "; the first request of this worker"
+
+
 def test_a_browser_tab_killed_mid_case_is_a_crash_and_the_browser_restarts(need, monkeypatch):
     web = need("ort-web")
     browser = web.link.info["process_groups"][0]
