@@ -348,18 +348,19 @@ SEEN_IN_OTHER_BUILDS = {
     "ort-webgpu-kv-heads-zero": ("ort-node", "ort-web", "ort-webgpu-builtin"),
     "ort-webgpu-empty-sequence": ("ort-node", "ort-web"),
     "ort-webgpu-unvalidated-shapes": ("ort-node", "ort-web", "ort-webgpu-builtin"),
-    "ort-webgpu-conv-kernel-size-one": ("ort-node",),
+    "ort-webgpu-conv-kernel-size-one": ("ort-node", "ort-web"),
     "ort-webgpu-conv-float16-accumulation": ("ort-node", "ort-webgpu-builtin"),
     "ort-webgpu-conv-empty-activation": ("ort-node", "ort-webgpu-builtin"),
 }
-"""Defects of the plugin seen in other builds too (``lafuzz matrix``, and their tests). In ORT Web,
-kv_num_heads = 0 traps the wasm instance ("divide by zero"), which leaves it unusable: a crash. ORT Web refuses
-T = 0 from inside a WebGPU call (createBindGroup throws), which leaves its WebGPU backend unusable: the next run
-never settles (seen 2026-12-03), so that is a crash too. 1.27.0 refuses T = 0 cleanly and refuses some unvalidated shapes (the corpus case) and
-returns values for others (a rank-2 decay of gated_delta with a past state). ORT Node's WebGPU EP crashes on a
-CausalConvWithState kernel of one tap as the plugin does, where 1.27.0 refuses it (its own issue, below); both
-compute the op's float16 in float16, to the plugin's bits on the cases campaigns found, and both run activation = ''
-as 'none'."""
+"""Defects of the plugin seen in other builds too (``lafuzz matrix``, and their tests). In ORT Web, kv_num_heads = 0
+traps the wasm instance ("divide by zero"), which leaves it unusable: a crash. ORT Web refuses T = 0 from inside a
+WebGPU call (createBindGroup throws), which leaves its WebGPU backend unusable: the next run never settles (seen
+2026-12-03), so that is a crash too; so is its CausalConvWithState with a kernel of one tap, which throws in
+createBindGroup (or clearBuffer at T = 0). 1.27.0 refuses T = 0 cleanly; it refuses some unvalidated shapes (the
+corpus case) and returns values for others (a rank-2 decay of gated_delta with a past state). ORT Node's WebGPU EP
+crashes on a CausalConvWithState kernel of one tap as the plugin does, where 1.27.0 refuses it (its own issue,
+below); both compute the op's float16 in float16, to the plugin's bits on the cases campaigns found, and both run
+activation = '' as 'none'."""
 
 
 def _in_build(known: KnownIssue, backend: str) -> KnownIssue:

@@ -210,19 +210,24 @@ def test_the_documented_conv_defects_of_1_27_still_hold(need):
     assert known.affecting("ort-webgpu-builtin", _conv_case(2)) is None
 
 
-def test_ort_node_crashes_on_a_conv_kernel_of_one_tap(need):
-    """The plugin's documented crash (``ort-webgpu-conv-kernel-size-one``) in onnxruntime-node 1.30.0 too; two taps
-    run, and the worker restarts after the crash."""
+@pytest.mark.parametrize(("name", "version", "how"), [
+    ("ort-node", "onnxruntime-node 1.30.0", "SIGSEGV"),
+    ("ort-web", "onnxruntime-web 1.30.0", "leaving the WebGPU backend unusable"),
+])
+def test_the_builds_crash_on_a_conv_kernel_of_one_tap(name, version, how, need):
+    """The plugin's documented crash (``ort-webgpu-conv-kernel-size-one``) in onnxruntime-node 1.30.0 (SIGSEGV) and
+    ORT Web 1.30.0 (createBindGroup throws, which leaves its WebGPU backend hung) too; two taps run, after a
+    restart."""
     from fuzz.corpus.known_issues import Classifier
 
-    node = need("ort-node")
-    if str(node.implementation) != "onnxruntime-node 1.30.0":
-        pytest.skip(f"documented for onnxruntime-node 1.30.0, this is {node.implementation}")
-    assert getattr(Classifier.for_backends([node]).affecting("ort-node", _conv_case(1)), "id", None) == \
-        "ort-node-conv-kernel-size-one"
-    with pytest.raises(Crashed, match="SIGSEGV"):
-        node.run(_conv_case(1))
-    assert_agrees_with_oracle(_conv_case(2), node.run(_conv_case(2)), label="ort-node conv after the crash")
+    build = need(name)
+    if str(build.implementation) != version:
+        pytest.skip(f"documented for {version}, this is {build.implementation}")
+    assert getattr(Classifier.for_backends([build]).affecting(name, _conv_case(1)), "id", None) == \
+        f"{name}-conv-kernel-size-one"
+    with pytest.raises(Crashed, match=how):
+        build.run(_conv_case(1))
+    assert_agrees_with_oracle(_conv_case(2), build.run(_conv_case(2)), label=f"{name} conv after the crash")
 
 
 @pytest.mark.parametrize(("name", "version"), [("ort-node", "onnxruntime-node 1.30.0"),
