@@ -149,6 +149,10 @@ oracle check every size the unit draws. A unit in which ORT takes part has one o
 (docs/campaign.md#swarm-shares)."""
 
 
+ORT_SIZE_STREAM = 0x4F5254
+"""Mixed into a unit's seed for the draw of ORT's head size, so that the rest of the plan keeps its own stream."""
+
+
 def ort_shape(case: Case) -> bool:
     """Whether the ORT builds check this LinearAttention case: ``d_k`` and ``d_v`` among ``ORT_HEAD_SIZES``.
     A conv case, or a case that is not valid, is theirs whatever its sizes."""
@@ -279,7 +283,7 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     sit_out = frozenset(b for b in SLOW_BACKENDS if rng.random() < SIT_OUT[state * max_t <= CHEAP_COST])
     draws = [rng.choice(tier.head_sizes) for _ in range(rng.choice((1, 2)))]
     if sit_out != frozenset(SLOW_BACKENDS):  # ORT takes part: one of its sizes in the pool, for its cases
-        draws[0] = rng.choice(ORT_HEAD_SIZES[tier.name])
+        draws[0] = random.Random(seed ^ ORT_SIZE_STREAM).choice(ORT_HEAD_SIZES[tier.name])
     sizes = tuple(sorted(set(draws)))
     layout = head_layout(rng, max(1, min(tier.max_heads, state // max(sizes) ** 2)))
     batch = rng.choice(range(1, tier.max_batch + 1))
