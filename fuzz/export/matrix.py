@@ -34,7 +34,8 @@ WRONG, CRASH, HANG, REFUSED, ACCEPTED, FIXED, CANNOT_LOAD = (
     "wrong results", "crash", "hang", "refused", "accepted invalid", "fixed", "cannot load")
 DETAIL_CHARS = 90
 """A cell quotes at most this much of a build's message."""
-_SIGNAL = re.compile(r"killed by (SIG[A-Z0-9]+)|wasm trap \(([^)]*)\)|tab crashed|browser went away")
+_SIGNAL = re.compile(r"killed by (SIG[A-Z0-9]+)|wasm trap \(([^)]*)\)|tab crashed|browser went away"
+                     r"|leaving the WebGPU backend unusable \(Failed to execute '(\w+)'")
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ def _crash_detail(message: str) -> str:
     found = _SIGNAL.search(message)
     if found is None:
         return _short(message)
+    if found.group(3):
+        return f"{found.group(3)} threw, the next run hangs"
     return found.group(1) or (f"wasm trap: {found.group(2)}" if found.group(2) else found.group(0))
 
 

@@ -53,6 +53,9 @@ INVALID = VALID.with_attrs(kv_num_heads=0)
     (_Answers("dies", Crashed("dies", "worker 7 killed by SIGFPE (exit code -8)")), INVALID, CRASH, 1, "SIGFPE"),
     (_Answers("traps", Crashed("traps", "wasm trap (divide by zero) after 0.3 s")), INVALID, CRASH, 1,
      "wasm trap: divide by zero"),
+    (_Answers("hung", Crashed("hung", "refused, leaving the WebGPU backend unusable (Failed to execute "
+                                      "'createBindGroup' on 'GPUDevice': ...) (worker 9 killed by SIGKILL)")),
+     INVALID, CRASH, 1, "createBindGroup threw, the next run hangs"),
     (_Answers("hangs", TimedOut("hangs", "no answer within 60 s")), VALID, HANG, 1, "no answer"),
     (_Answers("old", Unsupported("old", "Unrecognized attribute: state_window")), VALID, CANNOT_LOAD, 2,
      "Unrecognized attribute"),
