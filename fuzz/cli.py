@@ -475,8 +475,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     finally:
         for b in backends.values():
             b.close()
-    print(f"exported {entry.finding.property}/{entry.id} to {out}: model.onnx, test_data_set_0/, repro.py, "
-          "repro.mjs and repro.html (with serve.mjs), ISSUE.md")
+    print(f"exported {entry.finding.property}/{entry.id} to {out}: {', '.join(sorted(p.name for p in out.iterdir()))}")
     return 0
 
 

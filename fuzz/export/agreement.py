@@ -3,13 +3,14 @@
 Each backend at hand, the one at fault excepted, runs the case once and gets one verdict in words:
 it agrees with the float64 oracle under the suite's tolerance model (or disagrees, at which
 element), refuses the case (with its message), passes a ``T = 0`` state through, cannot run the case
-here, or crashes.
+here, or crashes. For an aliasing finding the verdict is whether one buffer for past and present state gives
+the bits of separate buffers, on each backend that binds state.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -55,16 +56,34 @@ def _on_values(
     return f"agrees with the oracle (worst error/tolerance {worst:.3g})", True
 
 
+def _aliased_as_separate(backend: Backend, case: Case) -> tuple[str, bool]:
+    """Run ``case`` with one state buffer and with two; whether the bits agree, in words."""
+    one_buffer, separate = backend.run(case), backend.run(replace(case, aliased=False))
+    same = all(np.asarray(a).shape == np.asarray(b).shape and np.asarray(a).tobytes() == np.asarray(b).tobytes()
+               for a, b in zip(one_buffer, separate, strict=True))
+    return ("one buffer gives the bits of separate buffers" if same else
+            "one buffer gives other bits than separate buffers"), same
+
+
 def opinion(backend: Backend, case: Case, expectation: Expectation, expected: dict[str, np.ndarray]) -> Opinion:
-    """Run ``case`` once on ``backend`` and judge the answer against the contract."""
+    """Run ``case`` once on ``backend`` (twice for aliasing) and judge the answer against the contract."""
     device = backend.capabilities().device
     if backend.name == REFERENCE and expectation is Expectation.OUTPUTS:
         return Opinion(backend.name, device, "the reference (float64)", True)
+    aliasing = expectation is Expectation.ALIASED_AS_SEPARATE
+    if aliasing and not backend.capabilities().aliasing:
+        return Opinion(backend.name, device, "binds no state buffers (aliasing does not apply)", None)
     try:
+        if aliasing:
+            verdict, fine = _aliased_as_separate(backend, case)
+            if case.state_window and backend.capabilities().window == "prefix":
+                verdict += " (it serves W > 0 as W = 0 prefix calls)"
+            return Opinion(backend.name, device, verdict, fine)
         result = backend.run(case)
     except Rejected as err:
         refused = f"refuses it: {_refusal(err)}"
-        return Opinion(backend.name, device, refused, expectation is not Expectation.OUTPUTS)
+        return Opinion(backend.name, device, refused,
+                       expectation not in (Expectation.OUTPUTS, Expectation.ALIASED_AS_SEPARATE))
     except Unsupported as err:
         return Opinion(backend.name, device, f"cannot run it here: {_refusal(err)}", None)
     except (Crashed, TimedOut) as err:

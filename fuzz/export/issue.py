@@ -39,7 +39,20 @@ EXPECTED_BEHAVIOUR = {
     Expectation.REJECTION: "An error naming the broken rule (as the CPU EP gives), never values and never a crash",
     Expectation.REJECTION_OR_PASS_THROUGH: "An error, or an empty output with the past state passed through "
     "(as the CPU EP does); never a crash",
+    Expectation.ALIASED_AS_SEPARATE: "On every run with one buffer, output and present_state with the same bits as "
+    "the run with separate buffers (a state updated in place is the same state)",
 }
+ALIASING = (
+    "Aliasing here means one device buffer for the state: an `OrtValue` on the EP's device is bound through "
+    "`IOBinding` as the `past_state` input and as the `present_state` output of the same run, so the EP reads the "
+    "old state from the buffer it writes the new state into (how a decoder keeps its state in place between calls). "
+    "The reference is a run of the same session with separate buffers (the past state in one `OrtValue`, "
+    "`present_state` bound to a new output on the device)."
+)
+REFERENCE_NOTE = (
+    "repro.py compares the runs with one buffer with the run with separate buffers; {files} hold the float64 "
+    "reference, rounded to the model's type, for other checkers."
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +75,8 @@ class Transcript:
 def title(entry: Entry, plan: ReproPlan) -> str:
     """The report's title without the case (the EP, the operator and what goes wrong)."""
     problem = PROBLEMS.get(entry.finding.kind, str(entry.finding.kind))
+    if plan.expectation is Expectation.ALIASED_AS_SEPARATE:
+        problem = "differs when past and present state share a buffer"
     return f"{plan.provider}: com.microsoft {entry.finding.case.op.name} {problem}"
 
 
@@ -178,6 +193,36 @@ def _opinion_rows(opinions: list[Opinion] | None) -> list[str]:
     return rows + [f"| {o.backend} | {o.device} | {marks[o.as_contract_asks]} | {o.verdict} |" for o in opinions]
 
 
+def _expected(plan: ReproPlan, outputs: dict[str, np.ndarray]) -> str:
+    files = ", ".join(f"`{TEST_DATA}/output_{i}.pb` ({name})" for i, name in enumerate(OUTPUT_NAMES) if name in outputs)
+    if plan.expectation is Expectation.ALIASED_AS_SEPARATE:
+        return f"{EXPECTED_BEHAVIOUR[plan.expectation]}. {REFERENCE_NOTE.format(files=files)}"
+    return f"{EXPECTED_BEHAVIOUR[plan.expectation]}.{' Files: ' + files + '.' if files else ''}"
+
+
+def _reproduce(entry: Entry, plan: ReproPlan) -> list[str]:
+    lines = [
+        "```",
+        _install_line(entry, plan),
+        "python repro.py                       # exit 1 while the defect is present, 0 once fixed, 2 if it cannot run",
+        "python repro.py --ep-library PATH     # a local build of the plugin EP library",
+        "python repro.py --ep CPUExecutionProvider   # the same check on another EP",
+    ]
+    if plan.expectation is Expectation.ALIASED_AS_SEPARATE:
+        return [*lines, "python repro.py --runs 200            # more runs with one buffer (default 20)", "```"]
+    return [
+        *lines,
+        "```",
+        "",
+        "The same check, with the same verdicts and exit statuses, on the JavaScript builds:",
+        "",
+        "```",
+        "npm install onnxruntime-node --ignore-scripts && node repro.mjs   # onnxruntime-node's WebGPU EP",
+        "npm install onnxruntime-web && node serve.mjs   # ORT Web's WebGPU build: open the address it prints",
+        "```",
+    ]
+
+
 def _install_line(entry: Entry, plan: ReproPlan) -> str:
     versions = entry.provenance.get("backends", {}).get(plan.backend, {}).get("versions", {})
     package = "onnxruntime-gpu" if plan.backend == "ort-cuda" else "onnxruntime"
@@ -199,12 +244,12 @@ def issue_markdown(
 ) -> str:
     """The whole ISSUE.md."""
     case = entry.finding.case
-    files = ", ".join(f"`{TEST_DATA}/output_{i}.pb` ({name})" for i, name in enumerate(OUTPUT_NAMES) if name in outputs)
     lines = [
         f"# {title(entry, plan)} ({case.summary()})",
         "",
         _what(entry),
         "",
+        *([ALIASING, ""] if plan.expectation is Expectation.ALIASED_AS_SEPARATE else []),
         "## Environment",
         "",
         *_environment(entry, plan, transcript),
@@ -222,7 +267,7 @@ def issue_markdown(
         "",
         "## Expected",
         "",
-        f"{EXPECTED_BEHAVIOUR[plan.expectation]}.{' Files: ' + files + '.' if files else ''}",
+        _expected(plan, outputs),
         *_tolerance_rows(bounds),
         "",
         "## Actual",
@@ -235,19 +280,7 @@ def issue_markdown(
     lines += [
         "## Reproduce",
         "",
-        "```",
-        _install_line(entry, plan),
-        "python repro.py                       # exit 1 while the defect is present, 0 once fixed, 2 if it cannot run",
-        "python repro.py --ep-library PATH     # a local build of the plugin EP library",
-        "python repro.py --ep CPUExecutionProvider   # the same check on another EP",
-        "```",
-        "",
-        "The same check, with the same verdicts and exit statuses, on the JavaScript builds:",
-        "",
-        "```",
-        "npm install onnxruntime-node --ignore-scripts && node repro.mjs   # onnxruntime-node's WebGPU EP",
-        "npm install onnxruntime-web && node serve.mjs   # ORT Web's WebGPU build: open the address it prints",
-        "```",
+        *_reproduce(entry, plan),
         "",
         "## Other implementations on this case",
         "",

@@ -5,7 +5,8 @@ backend (the marked one first). What the EP must do follows from the case alone:
 give the oracle's results, a case that breaks a rule must be refused, and ``T = 0`` (outside the
 contract, docs/spec.md §2) may be refused or answered by passing the state through. A crash or a hang is a
 defect under every expectation. Only properties that judge one call of the EP against the contract
-can be checked by one ``session.run``; the others raise ``ExportError``.
+can be checked by one ``session.run``, and ``aliasing``, whose check is the same case bound two ways
+(past and present state in one device buffer, then in two); the others raise ``ExportError``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from oracles.validation import ValidationError
 
 SINGLE_CALL_PROPERTIES = ("backends-agree", "error-parity", "prefix-oracle", "leading-zeros")
 """Properties whose failure is one call's results (or refusal, or crash) against the contract."""
+ALIASING = "aliasing"
+"""The property whose failure is an aliased binding's bits against a separate binding's, on one EP."""
 
 
 class ExportError(ValueError):
@@ -34,6 +37,8 @@ class Expectation(enum.StrEnum):
     OUTPUTS = "outputs"
     REJECTION = "rejection"
     REJECTION_OR_PASS_THROUGH = "rejection-or-pass-through"
+    ALIASED_AS_SEPARATE = "aliased-as-separate"
+    """Past and present state bound to one device buffer give the bits of separate buffers, on every run."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,8 @@ class ReproPlan:
     expectation: Expectation
     broken_rule: str = ""
     """For an invalid case, the rule it breaks in the oracle's words."""
+    value_device: str = "cpu"
+    """ONNX Runtime's name of the EP's device for an ``OrtValue`` (``cuda``...): where bound state lives."""
 
 
 def expectation_of(case: Case) -> tuple[Expectation, str]:
@@ -62,8 +69,8 @@ def expectation_of(case: Case) -> tuple[Expectation, str]:
     return Expectation.OUTPUTS, ""
 
 
-def ort_backends(entry: Entry) -> list[tuple[str, str]]:
-    """``(backend name, provider)`` of each ONNX Runtime backend of the entry, the marked one first."""
+def ort_backends(entry: Entry) -> list[tuple[str, str, str]]:
+    """``(backend name, provider, value device)`` of each ONNX Runtime backend of the entry, the marked one first."""
     names = list(entry.finding.backends)
     if entry.finding.known is not None and entry.finding.known.backend in names:
         names.insert(0, names.pop(names.index(entry.finding.known.backend)))
@@ -74,7 +81,7 @@ def ort_backends(entry: Entry) -> list[tuple[str, str]]:
         except (KeyError, Unavailable):
             continue
         if issubclass(cls, OrtBackend):
-            found.append((name, cls.provider))
+            found.append((name, cls.provider, cls.value_device))
     return found
 
 
@@ -84,12 +91,12 @@ def plan(entry: Entry) -> ReproPlan:
     eps = ort_backends(entry)
     if not eps:
         raise ExportError(f"{entry.id}: no ONNX Runtime backend among {', '.join(finding.backends)}")
-    if finding.property not in SINGLE_CALL_PROPERTIES:
+    if finding.property not in (*SINGLE_CALL_PROPERTIES, ALIASING):
         raise ExportError(
             f"{entry.id}: property {finding.property!r} compares several calls; repro.py checks one "
-            f"call (exportable: {', '.join(SINGLE_CALL_PROPERTIES)})"
+            f"call or an aliased binding (exportable: {', '.join((*SINGLE_CALL_PROPERTIES, ALIASING))})"
         )
-    backend, provider = eps[0]
+    backend, provider, value_device = eps[0]
     served = entry.provenance.get("backends", {}).get(backend, {}).get("window")
     if finding.case.state_window and served == "prefix":
         raise ExportError(
@@ -97,4 +104,9 @@ def plan(entry: Entry) -> ReproPlan:
             "model with state_window would only be refused (shrink it to a W = 0 case first)"
         )
     expectation, rule = expectation_of(finding.case)
-    return ReproPlan(backend=backend, provider=provider, expectation=expectation, broken_rule=rule)
+    if finding.property == ALIASING:
+        if expectation is not Expectation.OUTPUTS or "past_state" not in finding.case.inputs:
+            raise ExportError(f"{entry.id}: an aliasing finding needs a valid case with a past_state to bind")
+        expectation = Expectation.ALIASED_AS_SEPARATE
+    return ReproPlan(backend=backend, provider=provider, expectation=expectation, broken_rule=rule,
+                     value_device=value_device)

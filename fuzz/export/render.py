@@ -73,9 +73,12 @@ def _constants(plan: ReproPlan, case: Case, bounds: dict[str, Bound]) -> str:
         lines += textwrap.wrap(derivation(case), width=118, initial_indent="# ", subsequent_indent="# ")
     elif plan.expectation is Expectation.REJECTION_OR_PASS_THROUGH:
         lines.append("# a pass-through must return the past state exactly")
+    elif plan.expectation is Expectation.ALIASED_AS_SEPARATE:
+        lines.append("# the runs with one buffer must give the bits of the run with separate buffers")
     lines.append("TOLERANCE = {")
     lines += [f"    {json.dumps(name)}: ({b.atol!r}, {b.rtol!r})," for name, b in bounds.items()]
     lines.append("}")
+    lines.append(f"VALUE_DEVICE = {json.dumps(plan.value_device)}")
     return "\n".join(lines) + "\n"
 
 

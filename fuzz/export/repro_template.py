@@ -6,7 +6,11 @@ execution provider with the CPU fallback disabled, and checks EXPECTATION:
   outputs                    output and present_state agree with test_data_set_0/output_*.pb (a float64
                              reference rounded to the model's type) within TOLERANCE;
   rejection                  the EP refuses the inputs, which break a rule of the operator, with a message;
-  rejection-or-pass-through  T = 0: the EP refuses, or returns an empty output and the past state unchanged.
+  rejection-or-pass-through  T = 0: the EP refuses, or returns an empty output and the past state unchanged;
+  aliased-as-separate        past_state and present_state bound to one device buffer (ORT's IOBinding: the same
+                             OrtValue bound as the past_state input and the present_state output, so the EP
+                             writes the new state over the old) give the bits of a run with separate buffers,
+                             on each of --runs runs.
 
 The session runs in a child process, so a crash or a hang is reported (with its signal), not suffered.
 Exit status: 1 while the defect is present, 0 once it is fixed, 2 when this machine cannot run the check.
@@ -34,12 +38,16 @@ CASE = "rule=linear W=0 B=1 T=1 Hq=1 Hkv=1 nk=1 dk=1 dv=1 float32 no-past"
 D_V = 1
 AXES: dict[str, list[str]] = {}
 TOLERANCE = {"output": (0.0, 0.0), "present_state": (0.0, 0.0)}
+VALUE_DEVICE = "cpu"
 # --- end of the case ---
 
 WEBGPU = "WebGpuExecutionProvider"
 """The EP of the onnxruntime-ep-webgpu plugin package, used when no --ep-library is given."""
 TIMEOUT_S = 120.0
-"""How long the child may take to create the session and run it before it counts as hung."""
+"""How long the child may take to create the session and run it (every run) before it counts as hung."""
+ALIASED = "aliased-as-separate"
+RUNS = 20
+"""Runs with one buffer, by default: a defect of aliased state may show in some runs only."""
 ELEMENT_TYPES = {1: np.float32, 10: np.float16, 11: np.float64}
 """ONNX TensorProto data types (FLOAT, FLOAT16, DOUBLE) as NumPy types."""
 CANNOT_PLACE = (
@@ -139,8 +147,55 @@ def attach_ep(options: ort.SessionOptions, ep: str, library: str | None) -> tupl
     return None, f"onnxruntime {ort.__version__}, {ep} plugin {version} from {library}, {where}"
 
 
-def run_session(model: str, inputs: dict[str, np.ndarray], ep: str, library: str | None, report: Connection) -> None:
-    """The child process: create the session and run it once, sending each step to ``report``."""
+def device_value(array: np.ndarray, device: str) -> ort.OrtValue:
+    """A copy of ``array`` in memory ONNX Runtime owns on ``device`` (never a view of the array)."""
+    value = ort.OrtValue.ortvalue_from_shape_and_type(array.shape, array.dtype, device, 0)
+    value.update_inplace(np.ascontiguousarray(array))
+    return value
+
+
+def run_bound(session: ort.InferenceSession, inputs: dict[str, np.ndarray], device: str, *,
+              one_buffer: bool) -> dict[str, np.ndarray]:
+    """One run through IOBinding with the past state in a fresh OrtValue on ``device``; with ``one_buffer``
+    that same OrtValue is also bound as the present_state output, else present_state gets its own buffer."""
+    binding = session.io_binding()
+    for name, array in inputs.items():
+        if name != "past_state":
+            binding.bind_cpu_input(name, np.ascontiguousarray(array))
+    past = device_value(inputs["past_state"], device)
+    binding.bind_ortvalue_input("past_state", past)
+    binding.bind_output("output", device, 0)
+    if one_buffer:
+        binding.bind_ortvalue_output("present_state", past)
+    else:
+        binding.bind_output("present_state", device, 0)
+    session.run_with_iobinding(binding)
+    output, present_state = binding.get_outputs()
+    return {"output": output.numpy(), "present_state": present_state.numpy()}
+
+
+def run_aliasing(session: ort.InferenceSession, inputs: dict[str, np.ndarray], device: str, runs: int,
+                 report: Connection) -> None:
+    """Run once with separate buffers, then ``runs`` times with one buffer; send both."""
+    try:
+        device_value(inputs["past_state"], device)
+    except Exception as err:
+        report.send(("unavailable", f"cannot place an OrtValue on device {device!r}: {str(err).strip()}"))
+        return
+    report.send(("stage", "session.run_with_iobinding (separate buffers)"))
+    separate = run_bound(session, inputs, device, one_buffer=False)
+    one_buffer = []
+    for number in range(runs):
+        report.send(("stage", f"session.run_with_iobinding (one buffer, run {number + 1} of {runs})"))
+        one_buffer.append(run_bound(session, inputs, device, one_buffer=True))
+    report.send(("outputs", separate))
+    report.send(("one buffer", one_buffer))
+
+
+def run_session(model: str, inputs: dict[str, np.ndarray], ep: str, library: str | None, report: Connection,
+                device: str = VALUE_DEVICE, runs: int = RUNS) -> None:
+    """The child process: create the session and run it (once, or the aliasing runs on ``device``), sending
+    each step to ``report``."""
     options = ort.SessionOptions()
     if ep != "CPUExecutionProvider":  # the CPU EP is the fallback itself
         options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
@@ -153,6 +208,9 @@ def run_session(model: str, inputs: dict[str, np.ndarray], ep: str, library: str
     report.send(("stage", "InferenceSession(model.onnx)"))
     try:
         session = ort.InferenceSession(model, options, providers=providers)
+        if EXPECTATION == ALIASED:
+            run_aliasing(session, inputs, device, runs, report)
+            return
         report.send(("stage", "session.run"))
         output, present_state = session.run(["output", "present_state"], inputs)
     except Exception as err:
@@ -168,12 +226,13 @@ def run_session(model: str, inputs: dict[str, np.ndarray], ep: str, library: str
 
 
 def run_isolated(
-    model: Path, inputs: dict[str, np.ndarray], ep: str, library: str | None, timeout: float
+    model: Path, inputs: dict[str, np.ndarray], ep: str, library: str | None, timeout: float,
+    device: str = VALUE_DEVICE, runs: int = RUNS,
 ) -> dict[str, object]:
     """Everything the child reported, plus ``"signal"`` if it died or ``"hung"`` if it ran out of time."""
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=run_session, args=(str(model), inputs, ep, library, sender))
+    child = context.Process(target=run_session, args=(str(model), inputs, ep, library, sender, device, runs))
     child.start()
     sender.close()
     seen: dict[str, object] = {}
@@ -233,6 +292,42 @@ def worst_element(got: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -
     return worst, line
 
 
+def largest_difference(got: dict[str, np.ndarray], separate: dict[str, np.ndarray]) -> tuple[float, str]:
+    """Among the elements whose bits differ, the one of ``got`` (one buffer) farthest from ``separate``'s: the
+    distance, and the element in words."""
+    worst, line = -1.0, "the same bits"
+    for name, want in separate.items():
+        have = got[name]
+        if have.shape != want.shape:
+            return float("inf"), f"{name}: shape {have.shape} with one buffer, {want.shape} with separate buffers"
+        bits = np.dtype(f"u{want.itemsize}")
+        differs = have.view(bits) != want.view(bits)
+        with np.errstate(invalid="ignore", over="ignore"):
+            gap = np.nan_to_num(np.abs(have.astype(np.float64) - want.astype(np.float64)), nan=np.inf)
+        gap = np.where(differs, gap, -1.0)
+        if gap.size == 0 or gap.max() <= worst:
+            continue
+        index = tuple(int(i) for i in np.unravel_index(int(np.argmax(gap)), gap.shape))
+        worst = float(gap[index])
+        line = (f"{name}[{', '.join(map(str, index))}] ({locate(name, index)}): separate buffers {want[index]!s}, "
+                f"one buffer {have[index]!s}, |difference| {worst:.6g}; {int(np.count_nonzero(differs))} of "
+                f"{differs.size} {name} elements differ in that run")
+    return worst, line
+
+
+def judge_aliasing(separate: dict[str, np.ndarray], one_buffer: list[dict[str, np.ndarray]], ep: str) -> int:
+    """Print how many runs with one buffer differ from the run with separate buffers; return the exit status."""
+    differences = [largest_difference(run, separate) for run in one_buffer]
+    differing = [found for found in differences if found[0] >= 0.0]
+    print(f"{len(differing)} of {len(one_buffer)} runs with one buffer differ from the run with separate buffers")
+    if not differing:
+        print(f"fixed: {ep} gives the same bits with past_state and present_state in one buffer")
+        return EXIT_FIXED
+    print(f"worst element: {max(differing)[1]}")
+    print(f"DEFECT: {ep} returns other bits when past_state and present_state are one buffer")
+    return EXIT_DEFECT
+
+
 def judge(seen: dict[str, object], expected: dict[str, np.ndarray], ep: str, timeout: float) -> int:
     """Print the verdict on what the child reported; return the exit status."""
     stage = seen.get("stage", "onnxruntime")
@@ -247,7 +342,10 @@ def judge(seen: dict[str, object], expected: dict[str, np.ndarray], ep: str, tim
         return EXIT_CANNOT_CHECK
     if "error" in seen:
         message = str(seen["error"])
-        if EXPECTATION == "outputs":
+        if EXPECTATION == ALIASED and stage == "InferenceSession(model.onnx)":
+            print(f"cannot check here: {ep} refuses the model, so it cannot show how it binds the state: {message}")
+            return EXIT_CANNOT_CHECK
+        if EXPECTATION in ("outputs", ALIASED):
             print(f"DEFECT: {stage} refused a valid case: {message}")
             return EXIT_DEFECT
         if not message:
@@ -260,6 +358,10 @@ def judge(seen: dict[str, object], expected: dict[str, np.ndarray], ep: str, tim
         return EXIT_DEFECT
     got = seen["outputs"]
     assert isinstance(got, dict), "run_session sends its outputs as a dict of arrays"
+    if EXPECTATION == ALIASED:
+        one_buffer = seen["one buffer"]
+        assert isinstance(one_buffer, list), "run_aliasing sends a list of outputs"
+        return judge_aliasing(got, one_buffer, ep)
     shapes = ", ".join(f"{name} {array.shape}" for name, array in got.items())
     if EXPECTATION == "rejection":
         print(f"DEFECT: {ep} accepted inputs that break a rule of the operator and returned {shapes}")
@@ -281,12 +383,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ep", default=EP, help=f"execution provider to check (default {EP})")
     parser.add_argument("--ep-library", help="a plugin EP library to register instead of the installed package's")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds before the run counts as hung")
+    parser.add_argument("--runs", type=int, default=RUNS, help=f"{ALIASED}: runs with one buffer (default {RUNS})")
+    parser.add_argument("--device", help=f"{ALIASED}: OrtValue device of the bound state (default {VALUE_DEVICE}, "
+                        "cpu for CPUExecutionProvider)")
     args = parser.parse_args(argv)
+    device = args.device or ("cpu" if args.ep == "CPUExecutionProvider" else VALUE_DEVICE)
     here = Path(__file__).resolve().parent
     inputs, expected = load_test_data(here / "test_data_set_0")
     print(f"case: {CASE}")
-    print(f"expectation: {EXPECTATION} on {args.ep}")
-    seen = run_isolated(here / "model.onnx", inputs, args.ep, args.ep_library, args.timeout)
+    binding = f" ({args.runs} runs with one buffer, state on device {device})" if EXPECTATION == ALIASED else ""
+    print(f"expectation: {EXPECTATION} on {args.ep}{binding}")
+    seen = run_isolated(here / "model.onnx", inputs, args.ep, args.ep_library, args.timeout, device, args.runs)
     if "environment" in seen:
         print(f"environment: {seen['environment']}")
     return judge(seen, expected, args.ep, args.timeout)

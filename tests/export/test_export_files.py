@@ -61,6 +61,7 @@ def test_test_data_round_trips_to_the_case(tmp_path, name):
 
 def _load(path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location("exported_repro", path)
+    assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -103,8 +104,8 @@ def _as(entry: Entry, **changes) -> Entry:
 
 def test_what_one_call_cannot_show_is_refused():
     entry = read_entry(CORPUS / ENTRIES[0])
-    with pytest.raises(ExportError, match="property 'aliasing' compares several calls"):
-        plan(_as(entry, property="aliasing"))
+    with pytest.raises(ExportError, match="property 'select-resume' compares several calls"):
+        plan(_as(entry, property="select-resume"))
     with pytest.raises(ExportError, match="no ONNX Runtime backend among oracle, wgpu"):
         plan(_as(entry, backends=("oracle", "wgpu")))
     windowed = entry.finding.case.with_attrs(state_window=1)
@@ -129,9 +130,9 @@ def test_saving_an_ort_finding_exports_it_beside_the_entry(tmp_path, capsys):
 
 
 def test_a_failed_export_keeps_the_entry_and_says_so_in_one_line(tmp_path, capsys):
-    finding = read_entry(CORPUS / ENTRIES[0]).finding.with_(property="aliasing")
+    finding = read_entry(CORPUS / ENTRIES[0]).finding.with_(property="select-resume")
     save(finding, tmp_path, on_saved=export_upstream)
-    entry_dir = tmp_path / "aliasing" / finding.id
+    entry_dir = tmp_path / "select-resume" / finding.id
     assert read_entry(entry_dir).id == finding.id
     assert not (entry_dir / UPSTREAM).exists()
     lines = capsys.readouterr().err.splitlines()
