@@ -15,6 +15,7 @@ for every op whose state tensor has a leading window axis, right-aligned, of whi
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import Field, dataclass, field, replace
@@ -200,7 +201,7 @@ class Selection:
     reason: str = ""
 
 
-class ResidentKernel:
+class ResidentKernel(ABC):
     """Compiled pipelines of one op on one device, and the device-side operations around its calls.
 
     Subclasses set ``BINDINGS`` and ``LABEL``, implement ``spec_for``, ``shader_code``, ``uniform_for``,
@@ -224,25 +225,25 @@ class ResidentKernel:
         self.compilations = 0
         """Pipelines compiled so far (a cache hit does not count)."""
 
+    @abstractmethod
     def spec_for(self, dims: Any) -> Any:
         """The pipeline key of a validated call (hashable; ``workgroups(dims)`` its dispatch size)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def shader_code(self, spec: Any) -> str:
         """The WGSL of the pipeline ``spec``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def uniform_for(self, dims: Any, aliased: bool, seed_offset: int) -> Uniform:
         """The uniform of a validated call whose seed starts ``seed_offset`` elements into its binding."""
-        raise NotImplementedError
 
+    @abstractmethod
     def check_call(self, dims: Any) -> None:
         """Raise ``KernelUnsupported`` for a valid call (the op's validated dims) this kernel cannot run here."""
-        raise NotImplementedError
 
+    @abstractmethod
     def attributes(self, dims: Any) -> dict[str, Any]:
         """The op's attributes of a validated call, as this kernel's ``prepare`` takes them by keyword."""
-        raise NotImplementedError
 
     @property
     def cached_pipelines(self) -> int:

@@ -9,6 +9,7 @@ turns the kernel's errors into the suite's outcomes, and runs the device-residen
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -53,10 +54,10 @@ class KernelBackend(Backend):
         except DeviceUnavailable as err:
             raise Unavailable(f"{self.name}: {err}") from err
 
+    @abstractmethod
     def make_kernel(self, software: bool) -> ResidentKernel:
         """The kernel this backend runs, on ``self.webgpu`` and ``self.adapter`` (``software``: the adapter is a
         software one, where a backend may build the kernel otherwise)."""
-        raise NotImplementedError
 
     def kernel_notes(self) -> tuple[str, ...]:
         """What the capabilities say about how this backend's kernel is built."""
@@ -84,9 +85,9 @@ class KernelBackend(Backend):
         with self._outcomes():
             return self.call(case)
 
+    @abstractmethod
     def call(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         """One case through the kernel's NumPy API."""
-        raise NotImplementedError
 
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
         if case.op is not self.op:
