@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import settings
+from support import oracle_mutants
+from support.oracle_mutants import OracleMutant
 
-from fuzz.backends import Backend, Capabilities, Rejected, create
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import UnitResult, run_unit
 from fuzz.corpus.entry import read_entry
@@ -22,33 +23,16 @@ from fuzz.engine.properties import PROPERTIES
 from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.ops import CAUSAL_CONV
-from oracles import ValidationError
 from oracles.causal_conv.convolution import from_canonical, state_after, virtual_sequence
 
 HUNT_EXAMPLES = 300
 
 
-class ConvMutant(Backend):
+class ConvMutant(OracleMutant):
     """The conv oracle with one deliberate fault in its window; subclasses override ``mutate``."""
 
     name = "conv-mutant"
-
-    def __init__(self) -> None:
-        self.oracle = create("oracle")
-
-    def capabilities(self) -> Capabilities:
-        return Capabilities(dtypes=("float32", "float16"), window="native", aliasing=False,
-                            device="host CPU (a deliberately wrong conv oracle)", ops=(CAUSAL_CONV.name,))
-
-    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        try:
-            case.dims()
-        except ValidationError as err:
-            raise Rejected(self.name, str(err)) from err
-        return self.mutate(case)
-
-    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        return self.oracle.run(case)
+    ops = (CAUSAL_CONV.name,)
 
 
 class SlotOnePositionShort(ConvMutant):
@@ -67,32 +51,16 @@ class SlotOnePositionShort(ConvMutant):
         return output, present
 
 
-class SeedsFromFirstSlot(ConvMutant):
+class SeedsFromFirstSlot(oracle_mutants.SeedsFromFirstSlot, ConvMutant):
     """Reads ``past_state[0]`` instead of ``past_state[W-1]``."""
 
     name = "conv-seeds-from-first-slot"
 
-    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        past = case.inputs.get("past_state")
-        if past is not None and case.state_window > 1:
-            seeded = past.copy()
-            seeded[-1] = past[0]
-            case = case.with_inputs(past_state=seeded)
-        return self.oracle.run(case)
 
-
-class LeavesLeadingSlots(ConvMutant):
+class LeavesLeadingSlots(oracle_mutants.KeepsLeadingSlots, ConvMutant):
     """With ``T < W`` the slots that hold no position of the call keep the caller's past slots."""
 
     name = "conv-leaves-leading-slots"
-
-    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        output, present = self.oracle.run(case)
-        past = case.inputs.get("past_state")
-        lead = case.state_window - case.seq_len
-        if past is not None and lead > 0:
-            present[:lead] = past[:lead]
-        return output, present
 
 
 SMALL = {"batch": 2, "seq_len": 3, "channels": 2, "state_length": 4}

@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import settings
+from support.oracle_mutants import KeepsLeadingSlots, OracleMutant, SeedsFromFirstSlot
 
 import oracles
-from fuzz.backends import Backend, Capabilities, Crashed, Rejected, create
+from fuzz.backends import Crashed, Rejected
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import UnitResult, run_unit
 from fuzz.corpus.entry import read_entry
@@ -34,35 +35,11 @@ HUNT_EXAMPLES = 500
 default ``ci`` profile, derandomized, so stable)."""
 
 
-def _hunt(prop: str, mutant: Mutant, tmp_path: Path, examples: int = HUNT_EXAMPLES) -> UnitResult:
+def _hunt(prop: str, mutant: OracleMutant, tmp_path: Path, examples: int = HUNT_EXAMPLES) -> UnitResult:
     """Run ``prop`` on the oracle and ``mutant`` through the suite's one Hypothesis driver."""
     hunt = settings(settings(), max_examples=max(examples, settings().max_examples))
     return run_unit(WorkUnit(prop, 0, 0), [mutant.oracle, mutant], limits=Limits.ci(), settings=hunt,
                     save_dir=tmp_path)
-
-
-class Mutant(Backend):
-    """The oracle with one deliberate fault; subclasses override ``mutate``."""
-
-    name = "mutant"
-    aliasing = False
-
-    def __init__(self) -> None:
-        self.oracle = create("oracle")
-
-    def capabilities(self) -> Capabilities:
-        return Capabilities(dtypes=("float32", "float16"), window="native", aliasing=self.aliasing,
-                            device="host CPU (a deliberately wrong oracle)")
-
-    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        try:
-            case.dims()
-        except oracles.ValidationError as err:
-            raise Rejected(self.name, str(err)) from err
-        return self.mutate(case)
-
-    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        return self.oracle.run(case)
 
 
 def _all_states(case: Case) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -74,7 +51,7 @@ def _all_states(case: Case) -> tuple[np.ndarray, list[np.ndarray]]:
     return output, [seed, *states]
 
 
-class OffByOneSlot(Mutant):
+class OffByOneSlot(OracleMutant):
     """Slot ``j`` holds the state after ``T - W + j`` tokens: one token short."""
 
     name = "off-by-one-slot"
@@ -89,35 +66,19 @@ class OffByOneSlot(Mutant):
         return output, present
 
 
-class StaleLeadingSlot(Mutant):
+class StaleLeadingSlot(KeepsLeadingSlots):
     """Leading slots (``T < W``) are left unwritten: they keep the caller's ``past_state[j]``."""
 
     name = "stale-leading-slot"
 
-    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        output, present = self.oracle.run(case)
-        past = case.inputs.get("past_state")
-        lead = case.state_window - case.seq_len
-        if past is not None and lead > 0:
-            present[:lead] = past[:lead]
-        return output, present
 
-
-class ReadsFirstSlot(Mutant):
+class ReadsFirstSlot(SeedsFromFirstSlot):
     """Seeds the recurrence from ``past_state[0]`` instead of ``past_state[W-1]``."""
 
     name = "reads-past-slot-0"
 
-    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        past = case.inputs.get("past_state")
-        if past is not None and case.state_window > 1:
-            seeded = past.copy()
-            seeded[-1] = past[0]
-            case = case.with_inputs(past_state=seeded)
-        return self.oracle.run(case)
 
-
-class WrongHeadMapping(Mutant):
+class WrongHeadMapping(OracleMutant):
     """GQA read as interleaved: query head ``i`` reads kv head ``i % H_kv`` (not ``i // (H_q/H_kv)``),
     and in inverse GQA kv head ``h`` is read by query head ``h % H_q`` (not ``h // (H_kv/H_q)``)."""
 
@@ -135,7 +96,7 @@ class WrongHeadMapping(Mutant):
         return output.reshape(d.output_shape), present
 
 
-class DecaySkippedOnOneRow(Mutant):
+class DecaySkippedOnOneRow(OracleMutant):
     """The gated rules forget to decay the last key row of the state."""
 
     name = "decay-skipped-on-one-row"
@@ -150,7 +111,7 @@ class DecaySkippedOnOneRow(Mutant):
         return self.oracle.run(case)
 
 
-class Fp16RoundedTwice(Mutant):
+class Fp16RoundedTwice(OracleMutant):
     """fp16 state carried between tokens in fp16: every later result is rounded twice (or more)."""
 
     name = "fp16-rounded-twice"
@@ -176,7 +137,7 @@ class Fp16RoundedTwice(Mutant):
         return np.concatenate(outputs, axis=1), present
 
 
-class ClobbersPast(Mutant):
+class ClobbersPast(OracleMutant):
     """Writes the new state into the caller's ``past_state`` array, though the binding is not aliased."""
 
     name = "clobbers-past"
@@ -189,7 +150,7 @@ class ClobbersPast(Mutant):
         return output, present
 
 
-class AliasHazard(Mutant):
+class AliasHazard(OracleMutant):
     """With one buffer for past and present, clears it before reading the seed: the past is lost."""
 
     name = "alias-hazard"
@@ -201,7 +162,7 @@ class AliasHazard(Mutant):
         return self.oracle.run(case)
 
 
-class LenientBeta(Mutant):
+class LenientBeta(OracleMutant):
     """Accepts a beta whose last axis is neither ``H_kv`` nor 1, using its first column."""
 
     name = "lenient-beta"
@@ -216,7 +177,7 @@ class LenientBeta(Mutant):
             return self.oracle.run(case.with_inputs(beta=beta[..., :1]))
 
 
-class CrashesOnBadKey(Mutant):
+class CrashesOnBadKey(OracleMutant):
     """Dies (as the crash isolation reports it) on any key its validation would refuse."""
 
     name = "crashes-on-bad-key"
@@ -252,7 +213,7 @@ MUTANTS = [
 @pytest.mark.slow
 @pytest.mark.parametrize(("prop", "mutant", "kind", "bounds"), MUTANTS,
                          ids=[f"{p}-{m.name}" for p, m, _, _ in MUTANTS])
-def test_property_catches_mutant(prop: str, mutant: type[Mutant], kind: str, bounds: dict[str, int],
+def test_property_catches_mutant(prop: str, mutant: type[OracleMutant], kind: str, bounds: dict[str, int],
                                  tmp_path: Path) -> None:
     bad = mutant()
     failure = _hunt(prop, bad, tmp_path).finding
