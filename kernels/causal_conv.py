@@ -144,10 +144,7 @@ def check_supported(device: GpuDevice, dims: ConvDims) -> None:
                                 "ndim = 1")
     if dims.dtype == np.float16:
         device.require("shader-f16", "float16 CausalConvWithState")
-    biggest = max(int(np.prod(dims.output_shape)), int(np.prod(dims.state_shape))) * dims.dtype.itemsize
-    limit = device.limits["max-storage-buffer-binding-size"]
-    if biggest > limit:
-        raise KernelUnsupported(f"a {biggest}-byte tensor exceeds max-storage-buffer-binding-size {limit}")
+    device.require_binding(max(int(np.prod(dims.output_shape)), int(np.prod(dims.state_shape))) * dims.dtype.itemsize)
 
 
 class CausalConvKernel(ResidentKernel):

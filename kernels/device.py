@@ -230,6 +230,12 @@ class GpuDevice:
                 f"needed for {why}"
             )
 
+    def require_binding(self, nbytes: int) -> None:
+        """Raise ``KernelUnsupported`` unless one storage binding of ``nbytes`` fits the device's limit."""
+        limit = self.limits["max-storage-buffer-binding-size"]
+        if nbytes > limit:
+            raise KernelUnsupported(f"a {nbytes}-byte tensor exceeds max-storage-buffer-binding-size {limit}")
+
     def create_buffer(self, size: int, label: str, extra_usage: int = 0):
         """A storage buffer usable as copy source and destination, counted in ``memory``."""
         usage = self.module.BufferUsage

@@ -71,11 +71,8 @@ def check_supported(device: GpuDevice, dims: Dims) -> None:
     max_groups = device.limits["max-compute-workgroups-per-dimension"]
     if max(dims.batch, dims.kv_heads) > max_groups:
         raise KernelUnsupported(f"batch {dims.batch} or kv_num_heads {dims.kv_heads} exceeds {max_groups} workgroups")
-    biggest = max(int(np.prod(dims.state_shape)), int(np.prod(dims.output_shape)), dims.batch * dims.seq_len
-                  * max(dims.q_heads, dims.kv_heads) * dims.d_k) * dims.dtype.itemsize
-    limit = device.limits["max-storage-buffer-binding-size"]
-    if biggest > limit:
-        raise KernelUnsupported(f"a {biggest}-byte tensor exceeds max-storage-buffer-binding-size {limit}")
+    device.require_binding(max(int(np.prod(dims.state_shape)), int(np.prod(dims.output_shape)), dims.batch
+                               * dims.seq_len * max(dims.q_heads, dims.kv_heads) * dims.d_k) * dims.dtype.itemsize)
 
 
 class LinearAttentionKernel(ResidentKernel):
