@@ -148,6 +148,8 @@ Their shaders then repeat across units and across runs (Mesa's cache keeps them)
 oracle check every size the unit draws. A unit in which ORT takes part has one of these in its pool
 (docs/campaign.md#swarm-shares)."""
 
+ORT_SIZES = frozenset(d for sizes in ORT_HEAD_SIZES.values() for d in sizes)
+"""Every size of ``ORT_HEAD_SIZES``, whatever the tier."""
 
 ORT_SIZE_STREAM = 0x4F5254
 """Mixed into a unit's seed for the draw of ORT's head size, so that the rest of the plan keeps its own stream."""
@@ -163,9 +165,6 @@ def ort_shape(case: Case) -> bool:
     except ValidationError:
         return True
     return dims.d_k in ORT_SIZES and dims.d_v in ORT_SIZES
-
-
-ORT_SIZES = frozenset(d for sizes in ORT_HEAD_SIZES.values() for d in sizes)
 
 
 def takes_part(backend: str, case: Case) -> bool:
@@ -258,12 +257,12 @@ def other_builds_out(rng: random.Random, *, slow_unit: bool) -> frozenset[str]:
 
 
 def narrowed(limits: Limits, size: int, state: int) -> Limits:
-    """A unit's limits kept to one head size (``size``, the unit's first draw: ORT's size where ORT takes part) and
-    one dtype, for the units that run the chunked prefill or the
-    specialised pipelines: their pipelines compile several times slower than the token loop's (the chunked
-    prefill) or once per call shape (specialised), so a unit of two sizes and both dtypes compiled up to eight
-    of them where one suffices to find a bug of either form (docs/campaign.md#swarm-shares). The unit's other
-    axes (rules, layouts, ``T``, the window) stay as drawn; ``state`` is the tier's state cap at the unit's ``T``."""
+    """A unit's limits kept to one head size (``size``, the unit's first draw: ORT's size where ORT takes part) and one
+    dtype, for the units that run the chunked prefill or the specialised pipelines: their pipelines compile
+    several times slower than the token loop's (the chunked prefill) or once per call shape (specialised), so a
+    unit of two sizes and both dtypes compiled up to eight of them where one suffices to find a bug of either
+    form (docs/campaign.md#swarm-shares). The unit's other axes (rules, layouts, ``T``, the window) stay as
+    drawn; ``state`` is the tier's state cap at the unit's ``T``."""
     return replace(limits, head_dim_pool=(size,), max_head_dim=size, dtypes=limits.dtypes[:1],
                    max_state_elements=max(state, limits.max_heads * size ** 2))
 
