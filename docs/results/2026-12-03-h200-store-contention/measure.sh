@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The measurements of this folder on the GPU machine, after scripts/gpu_session.sh's set-up, as its `custom` mode:
+# GPU_COMMAND="bash docs/results/2026-12-03-h200-store-contention/measure.sh OUT [probes|bench3]".
+# probes: the contention probes, then the kernel's window at T = 8 with each reduction (subgroup shuffles, workgroup
+# memory), in the same rounds. bench3: three consecutive full `lafuzz bench` runs. Every step's output is packed
+# into OUT/results.tgz as soon as it ends, so a run cut short keeps what it did.
+set -uo pipefail
+out=${1:?output directory}; what=${2:-probes}; work=/tmp/store-contention
+mkdir -p "$work" "$out"
+here=docs/results/2026-12-03-h200-store-contention
+pack() { tar -czf "$out/results.tgz" -C "$work" . ; }
+step() {  # step NAME SECONDS COMMAND...: one measurement, its output in $work/NAME.txt
+  local name=$1 limit=$2; shift 2
+  echo "== $name ($(date -u +%T))"; local t0=$SECONDS
+  timeout "$limit" "$@" > "$work/$name.txt" 2>&1; local rc=$?
+  grep -E "gates PASS|^(work|none|fma|shuffle|token) |^== " "$work/$name.txt" | head -40
+  echo "   $name: exit $rc after $((SECONDS - t0)) s"; pack
+}
+if [ "$what" = bench3 ]; then
+  for run in 1 2 3; do step "bench$run" 175 python3 -m fuzz.bench --out "$work/bench$run"; done
+  exit 0
+fi
+step probes 120 python3 $here/probe_contention.py
+step reductions 120 python3 -m fuzz.bench --dtypes fp16,fp32 --paths auto,workgroup --no-ort --no-decoder-view \
+  --windows 0,8 --seq-lens 1,8 --out "$work/reductions"
+echo "== done ($(date -u +%T))"
