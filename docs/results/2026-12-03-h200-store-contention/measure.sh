@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The measurements of this folder on the GPU machine, after scripts/gpu_session.sh's set-up, as its `custom` mode:
-# GPU_COMMAND="bash docs/results/2026-12-03-h200-store-contention/measure.sh OUT [probes|bench3]".
+# GPU_COMMAND="bash docs/results/2026-12-03-h200-store-contention/measure.sh OUT [probes|geometry|bench3]".
 # probes: the contention probes, then the kernel's window at T = 8 with each reduction (subgroup shuffles, workgroup
-# memory), in the same rounds. bench3: three consecutive full `lafuzz bench` runs. Every step's output is packed
+# memory), in the same rounds. geometry: the probes with 30 repetitions, then the kernel with 8, 16 and 32 row groups
+# (`auto@N`: with 16 or fewer a warp's direct stores cover whole row segments, no stage) side by side, decode and
+# draft lengths, then prefill. bench3: three consecutive full `lafuzz bench` runs. Every step's output is packed
 # into OUT/results.tgz as soon as it ends, so a run cut short keeps what it did.
 set -uo pipefail
 out=${1:?output directory}; what=${2:-probes}; work=/tmp/store-contention
@@ -19,6 +21,14 @@ step() {  # step NAME SECONDS COMMAND...: one measurement, its output in $work/N
 if [ "$what" = bench3 ]; then
   for run in 1 2 3; do step "bench$run" 175 python3 -m fuzz.bench --out "$work/bench$run"; done
   exit 0
+fi
+if [ "$what" = geometry ]; then
+  step probes30 150 python3 $here/probe_contention.py --repetitions 30
+  step geometry 200 python3 -m fuzz.bench --dtypes fp16,fp32 --paths auto,auto@16,auto@8 --no-ort --no-decoder-view \
+    --windows 0,4,8 --seq-lens 1,4,8 --out "$work/geometry"
+  step geometry-prefill 120 python3 -m fuzz.bench --dtypes fp16,fp32 --paths auto,auto@16,auto@8 --no-ort \
+    --no-decoder-view --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 0 --out "$work/geometry-prefill"
+  echo "== done ($(date -u +%T))"; exit 0
 fi
 step probes 120 python3 $here/probe_contention.py
 step reductions 120 python3 -m fuzz.bench --dtypes fp16,fp32 --paths auto,workgroup --no-ort --no-decoder-view \

@@ -172,21 +172,28 @@ def main() -> None:
             except Exception as err:
                 print(f"{work}+{store}: not built: {str(err).splitlines()[0][:300]}", flush=True)
     found = probes.measure(device, built, "timestamps")
-    cost: dict[str, float] = {}
+    per_iter: dict[str, np.ndarray] = {}
     for name in built:
         t = {n: float(np.median(found[name, n])) for n in (0, 1, 8)}
-        per_iter = [(a - b) / 7 for a, b in zip(found[name, 8], found[name, 1], strict=True)]
-        cost[name] = (t[8] - t[1]) / 7
-        print(f"{name}: t(0) {t[0]:.2f}, t(1) {t[1]:.2f}, t(8) {t[8]:.2f} us; an iteration {cost[name]:.3f} us "
-              f"[{min(per_iter):.3f}, {max(per_iter):.3f}]", flush=True)
-    print("== what each store form adds to an iteration beside each work (us; a slot is 1 MiB)")
-    print("work     " + "".join(f"{store:>10}" for store in STORES[1:]))
+        per_iter[name] = (np.array(found[name, 8]) - np.array(found[name, 1])) / 7
+        low, mid, high = np.percentile(per_iter[name], [25, 50, 75])
+        print(f"{name}: t(0) {t[0]:.2f}, t(1) {t[1]:.2f}, t(8) {t[8]:.2f} us; an iteration {mid:.3f} us "
+              f"[{low:.3f}, {high:.3f}]", flush=True)
+    print("== what each store form adds to an iteration beside each work: the median over repetitions of "
+          "cost(work + store) - cost(work), [quartiles] (us; a slot is 1 MiB)")
+    print("work     " + "".join(f"{store:>24}" for store in STORES[1:]))
     for work in WORKS:
-        if f"{work}+none" not in cost:
+        if f"{work}+none" not in per_iter:
             continue
-        cells = "".join(f"{cost[f'{work}+{store}'] - cost[f'{work}+none']:10.3f}" if f"{work}+{store}" in cost
-                        else f"{'-':>10}" for store in STORES[1:])
-        print(f"{work:<9}{cells}  (work alone {cost[f'{work}+none']:.3f})")
+        cells = []
+        for store in STORES[1:]:
+            if f"{work}+{store}" not in per_iter:
+                cells.append(f"{'-':>24}")
+                continue
+            added = per_iter[f"{work}+{store}"] - per_iter[f"{work}+none"]
+            low, mid, high = np.percentile(added, [25, 50, 75])
+            cells.append(f"{mid:8.3f} [{low:6.3f}, {high:6.3f}]")
+        print(f"{work:<9}{''.join(cells)}  (work alone {np.median(per_iter[f'{work}+none']):.3f})")
     for bound, _ in built.values():
         bound.release()
 
