@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from support.random_cases import random_case
 
-from fuzz.backends import REGISTRY, Unavailable, create
+from fuzz.backends import REGISTRY, Unavailable, Unsupported, create
 from fuzz.corpus.known_issues import Classifier
 
 CHUNK_SIZES = (1, 2, 3, 64)
@@ -28,15 +28,18 @@ def test_chunk_size_changes_nothing(name):
             case = random_case(np.random.default_rng(index), index, seq_len=9, window=4 * (index % 2))
             if known.affecting(name, case) is not None:
                 continue  # a documented issue of this build (e.g. 1.27.0 refuses inputs a rule does not use)
+            try:
+                plain = backend.run(case)
+            except Unsupported:
+                continue  # a valid case outside what it runs (e.g. onnx-reference: H_q a multiple of H_kv)
             checked += 1
-            plain = backend.run(case)
             for chunk in CHUNK_SIZES:
                 hinted = backend.run(case.with_attrs(chunk_size=chunk))
                 for a, b in zip(plain, hinted, strict=True):
                     assert a.tobytes() == b.tobytes(), f"{name} chunk_size={chunk}: {case.summary()}"
     finally:
         backend.close()
-    assert checked, f"every case is affected by a documented issue of {name}"
+    assert checked, f"every case is affected by a documented issue of {name}, or outside what it runs"
 
 
 def test_chunk_size_must_be_an_integer():

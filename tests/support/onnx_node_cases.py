@@ -21,11 +21,25 @@ from onnx.backend.test.case.test_case import TestCase
 from onnx.backend.test.runner import Runner
 
 from oracles.causal_conv import INPUT_NAMES as CONV_INPUT_NAMES
+from oracles.validation import INPUT_NAMES as LA_INPUT_NAMES
+from oracles.validation import ValidationError, validate
 
 CONV_CASE_COUNT = 13
 """The CausalConvWithState cases onnx 1.23.2 has: basic, bias, past state, both together, SiLU, swish, SiLU with
 past state, a decode step, kernel size 1, B = C = 1, an input shorter than the state without past state, fp16,
 fp16 SiLU."""
+
+LA_CASE_COUNT = 14
+"""The LinearAttention cases onnx 1.23.2 has: each update rule (gated with per-row and per-head decay), gated delta
+with a shared beta, GQA, MQA, a decode step, a prefill with past state, an explicit zero past state, an explicit
+scale, fp16 with GQA, one token of the linear rule."""
+
+LA_EXCLUDED: dict[str, str] = {}
+"""The LinearAttention cases outside the com.microsoft contract, by name, with why (as
+``outside_linear_attention_contract`` says): none in onnx 1.23.2."""
+
+LA_ATTRIBUTES = ("q_num_heads", "kv_num_heads", "update_rule", "scale", "chunk_size")
+"""The ai.onnx op's attributes: com.microsoft's by the same names and defaults, less ``state_window``."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,11 @@ class NodeCase:
     expected: list[np.ndarray]
     rtol: float
     atol: float
+
+    @property
+    def call(self) -> dict[str, Any]:
+        """The inputs and attributes by name, as the operator's Python twins take them."""
+        return {**self.inputs, **self.attributes}
 
     def assert_outputs(self, outputs: list[np.ndarray]) -> None:
         """The ONNX backend runner's own check of a backend's outputs (shape, dtype, ``assert_allclose``)."""
@@ -77,3 +96,34 @@ def node_cases(op_type: str, module: str, input_names: tuple[str, ...]) -> list[
 def causal_conv_cases() -> tuple[NodeCase, ...]:
     """The backend node cases of ``ai.onnx`` CausalConvWithState (opset 27), generated once per process."""
     return tuple(node_cases("CausalConvWithState", "causal_conv_with_state", CONV_INPUT_NAMES))
+
+
+@cache
+def linear_attention_cases() -> tuple[NodeCase, ...]:
+    """The backend node cases of ``ai.onnx`` LinearAttention (opset 27), generated once per process."""
+    return tuple(node_cases("LinearAttention", "linear_attention", LA_INPUT_NAMES))
+
+
+def shared_linear_attention_cases() -> list[NodeCase]:
+    """The LinearAttention cases that are com.microsoft calls too: all but ``LA_EXCLUDED``."""
+    return [case for case in linear_attention_cases() if case.name not in LA_EXCLUDED]
+
+
+def outside_linear_attention_contract(case: NodeCase) -> str | None:
+    """Why an ``ai.onnx`` LinearAttention case is no ``com.microsoft`` call at ``state_window = 0``; None if it is one.
+
+    The inputs have the same names and order. What ai.onnx allows and com.microsoft does not: an attribute of its
+    own, a state type unlike the activations' (its ``S`` and ``T``), bfloat16, and anything else our validation
+    (``oracles.validation``) refuses.
+    """
+    extra = sorted(set(case.attributes) - set(LA_ATTRIBUTES))
+    if extra:
+        return f"ai.onnx attributes with no com.microsoft counterpart: {extra}"
+    query, past = case.inputs["query"], case.inputs.get("past_state")
+    if past is not None and past.dtype != query.dtype:
+        return f"a {past.dtype} state with {query.dtype} activations: com.microsoft takes one dtype"
+    try:
+        validate(**case.call)
+    except ValidationError as err:
+        return f"outside our contract: {err}"
+    return None
