@@ -123,6 +123,7 @@ class LinearAttentionUnitCase:
     cuda_only: bool = False
     """Upstream runs it on the CUDA EP alone (every ``W > 0`` test, since only that EP has the window)."""
     slow: bool = False
+    """A second or more on some side (the oracle, the CPU EP, the kernel on lavapipe): ``pytest.mark.slow``."""
 
     def case(self) -> Case:
         """The call as the suite runs it; a windowed past state has its slots ``0..W-2`` set to ``POISON``."""
@@ -276,7 +277,7 @@ LINEAR_ATTENTION_CASES: tuple[LinearAttentionUnitCase, ...] = (
     _window("GatedDeltaRule_StateWindow", 1, 2, 5, 4, 4, 3),
     _window("GatedDeltaRule_StateWindow_MultiBatch", 2, 2, 5, 4, 4, 3),
     _window("GatedDeltaRule_StateWindow_DecodeColKernel", 2, 1, 4, 128, 128, 3),
-    _window("GatedDeltaRule_StateWindow_DecodeWarpKernel", 1, 1, 4, 256, 64, 3),
+    _window("GatedDeltaRule_StateWindow_DecodeWarpKernel", 1, 1, 4, 256, 64, 3, slow=True),
     _window("GatedDeltaRule_StateWindow_FixedShapeKernel", FIXED_SHAPE_BATCH, 1, 17, 128, 128, 4, slow=True),
     _window("GatedDeltaRule_StateWindow_WiderThanSequence", 2, 1, 2, 128, 128, 5, past=False),
     _window("GatedDeltaRule_StateWindow_WiderThanSequenceWithPastState", 2, 1, 2, 128, 128, 5),
