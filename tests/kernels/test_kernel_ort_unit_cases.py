@@ -38,7 +38,7 @@ def test_linear_attention_kernel_passes_the_ort_unit_case(implementation: str, u
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
 def test_conv_kernel_passes_the_ort_unit_case(implementation: str, unit: CausalConvUnitCase, dtype: str) -> None:
     case = unit.case(dtype)
-    conv_kernel_or_skip(implementation, np.dtype(dtype))
+    conv_kernel_or_skip(implementation, np.dtype(dtype).type)
     output, present = causal_conv(**case.kwargs(), options=ConvKernelOptions(implementation))
     assert_agrees_with_oracle(case, (output, present), label=implementation)
     _, exact_state = case.op.oracle(**case.kwargs())
