@@ -88,6 +88,16 @@ def filled(spec: Spec, shape: tuple[int, ...]) -> np.ndarray:
     return flat.reshape(shape)
 
 
+def _seeded(slot: np.ndarray, window: int) -> np.ndarray:
+    """The past state seeding a call: ``slot`` itself at ``W = 0``, else a window with ``slot`` last and
+    ``POISON`` in every other slot, as upstream's window tests build it."""
+    if not window:
+        return slot
+    past = np.full((window, *slot.shape), POISON, dtype=np.float32)
+    past[-1] = slot
+    return past
+
+
 def _packed(heads_first: np.ndarray) -> np.ndarray:
     """``(B, H, T, D)`` -> ``(B, T, H*D)``; ``(B, H, T)`` -> ``(B, T, H)``."""
     if heads_first.ndim == 3:
@@ -134,12 +144,7 @@ class LinearAttentionUnitCase:
             "value": _packed(filled(self.value, (b, hkv, t, self.d_v))),
         }
         if self.past is not None:
-            slot = filled(self.past, (b, hkv, self.d_k, self.d_v))
-            if self.state_window:
-                window = np.full((self.state_window, *slot.shape), POISON, dtype=np.float32)
-                window[-1] = slot
-                slot = window
-            inputs["past_state"] = slot
+            inputs["past_state"] = _seeded(filled(self.past, (b, hkv, self.d_k, self.d_v)), self.state_window)
         if self.decay is not None:
             rows = (self.d_k,) if self.decay_per_row else ()
             inputs["decay"] = _packed(filled(self.decay, (b, hkv, t, *rows)))
@@ -317,12 +322,7 @@ class CausalConvUnitCase:
         if self.bias is not None:
             arrays["bias"] = filled(self.bias, (c,))
         if self.past is not None:
-            slot = filled(self.past, (b, c, length))
-            if self.state_window:
-                window = np.full((self.state_window, *slot.shape), POISON, dtype=np.float32)
-                window[-1] = slot
-                slot = window
-            arrays["past_state"] = slot
+            arrays["past_state"] = _seeded(filled(self.past, (b, c, length)), self.state_window)
         attrs: dict[str, Any] = {"activation": self.activation}
         if self.dilation != 1:
             attrs["dilation"] = self.dilation
