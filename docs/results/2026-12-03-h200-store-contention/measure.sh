@@ -4,7 +4,8 @@
 # probes: the contention probes, then the kernel's window at T = 8 with each reduction (subgroup shuffles, workgroup
 # memory), in the same rounds. geometry: the probes with 30 repetitions, then the kernel with 8, 16 and 32 row groups
 # (`auto@N`: with 16 or fewer a warp's direct stores cover whole row segments, no stage) side by side, decode and
-# draft lengths, then prefill. bench3: three consecutive full `lafuzz bench` runs. Every step's output is packed
+# draft lengths, then prefill. bench3: three consecutive full `lafuzz bench` runs; bench N: run N of them alone (the
+# three as three calls on one warm machine, where one call cannot hold all three). Every step's output is packed
 # into OUT/results.tgz as soon as it ends, so a run cut short keeps what it did.
 set -uo pipefail
 out=${1:?output directory}; what=${2:-probes}; work=/tmp/store-contention
@@ -18,6 +19,9 @@ step() {  # step NAME SECONDS COMMAND...: one measurement, its output in $work/N
   grep -E "gates PASS|^(work|none|fma|shuffle|token) |^== " "$work/$name.txt" | head -40
   echo "   $name: exit $rc after $((SECONDS - t0)) s"; pack
 }
+if [ "$what" = bench ]; then
+  step "bench${3:?run number}" 560 python3 -m fuzz.bench --out "$work/bench$3"; exit 0
+fi
 if [ "$what" = bench3 ]; then
   for run in 1 2 3; do step "bench$run" 175 python3 -m fuzz.bench --out "$work/bench$run"; done
   exit 0
