@@ -48,6 +48,20 @@ export function makeRunner(ort, info) {
     }
   }
 
+  // A session whose run was refused is released and forgotten; the client loads its model again. ORT Web 1.30.0
+  // leaves a session locked when an exception escapes its executor (a CausalConvWithState kernel of size 0 fails
+  // allocating present_state): its next run blocks the page's thread for good, while other sessions still run.
+  async function forget(id) {
+    const session = sessions.get(id);
+    if (!session) return;
+    sessions.delete(id);
+    try {
+      await session.release();
+    } catch {
+      // a session that cannot be released is dropped all the same
+    }
+  }
+
   async function run(header, blobs) {
     const session = sessions.get(header.model);
     if (!session) return [{ ok: false, missing: true }, []];
@@ -85,6 +99,7 @@ export function makeRunner(ort, info) {
       if (header.op === 'run' && GPU_CALL_FAILED.test(message(err))) {
         return [{ ok: false, crashed: `refused, leaving the WebGPU backend unusable (${message(err)})` }, []];
       }
+      if (header.op === 'run') await forget(header.model);
       return [{ ok: false, error: message(err) }, []];
     }
   };

@@ -226,7 +226,8 @@ class WorkerLink:
 
 class RemoteSession:
     """A session in the worker, by model id; re-created there from the model bytes when the worker no longer
-    holds it (evicted, or a fresh worker after a crash). ``run`` as ``InferenceSession.run``."""
+    holds it (evicted, released after a refused run, or a fresh worker after a crash). ``run`` as
+    ``InferenceSession.run``."""
 
     def __init__(self, link: WorkerLink, model: bytes) -> None:
         self.link = link

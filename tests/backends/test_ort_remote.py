@@ -94,6 +94,24 @@ def test_ort_web_refusing_t_zero_is_a_crash_and_the_next_case_runs(need):
     assert_agrees_with_oracle(case, web.run(case), label="ort-web after the refused T = 0")
 
 
+def test_ort_web_runs_a_model_again_after_refusing_a_conv_kernel_of_size_zero(need, monkeypatch):
+    """ORT Web 1.30.0 refuses a CausalConvWithState kernel of size 0 with an exception that escapes its executor, and
+    leaves that session locked: its next run blocks the page for good (a campaign lost 60 s to it). The runner
+    releases a session whose run was refused, so the same model, loaded again, runs a valid case at once."""
+    from fuzz.backends.onnx_model import model_key
+
+    web = need("ort-web")
+    bad, good = _conv_case(0), _conv_case(2)
+    assert model_key(bad) == model_key(good), "the valid call must reuse the refused call's model"
+    monkeypatch.setattr(web.link, "timeout_s", 20.0)  # a hung page fails the test in 20 s, not 60
+    restarts = web.restarts
+    for _ in range(2):
+        with pytest.raises(Rejected, match="CalculateTensorStorageSize"):
+            web.run(bad)
+    assert_agrees_with_oracle(good, web.run(good), label="ort-web after refusing a kernel of size 0")
+    assert web.restarts == restarts, "the page was replaced: the refusal must not cost a browser"
+
+
 def test_a_hang_report_quotes_the_worker_s_earlier_requests(need):
     """A build left unusable by one request fails on a later one: the report names what the worker answered
     before (the earlier requests, with their errors)."""
