@@ -350,7 +350,7 @@ SEEN_IN_OTHER_BUILDS = {
     "ort-webgpu-unvalidated-shapes": ("ort-node", "ort-web", "ort-webgpu-builtin"),
     "ort-webgpu-conv-kernel-size-one": ("ort-node", "ort-web"),
     "ort-webgpu-conv-float16-accumulation": ("ort-node", "ort-webgpu-builtin"),
-    "ort-webgpu-conv-empty-activation": ("ort-node", "ort-webgpu-builtin"),
+    "ort-webgpu-conv-empty-activation": ("ort-node", "ort-web", "ort-webgpu-builtin"),
 }
 """Defects of the plugin seen in other builds too (``lafuzz matrix``, and their tests). In ORT Web, kv_num_heads = 0
 traps the wasm instance ("divide by zero"), which leaves it unusable: a crash. ORT Web refuses T = 0 from inside a

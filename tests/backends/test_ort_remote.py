@@ -270,10 +270,11 @@ def test_the_builds_compute_conv_float16_in_float16(name, version, need):
 
 
 @pytest.mark.parametrize(("name", "version"), [("ort-node", "onnxruntime-node 1.30.0"),
+                                              ("ort-web", "onnxruntime-web 1.30.0"),
                                               ("ort-webgpu-builtin", "onnxruntime-webgpu 1.27.0")])
 def test_the_builds_run_an_empty_conv_activation(name, version, need):
-    """The plugin's documented ``activation = ''`` run as 'none' (``ort-webgpu-conv-empty-activation``) in ORT Node
-    and 1.27.0 too, while other unknown names are refused (retire when fixed)."""
+    """The plugin's documented ``activation = ''`` run as 'none' (``ort-webgpu-conv-empty-activation``) in ORT Node,
+    ORT Web and 1.27.0 too, while other unknown names are refused (retire when fixed)."""
     from fuzz.corpus.known_issues import Classifier
 
     build = need(name)
