@@ -42,6 +42,10 @@
 // Checkpoint stores are [[direct]] (each invocation stores its own rows) or, where a column has more
 // row groups than MAX_ROW_GROUPS of kernels/shader.py (a warp's lanes would each store a different row),
 // [[staged]] through workgroup memory so that consecutive invocations store consecutive columns.
+// `present_state` is seen as its state elements ([[single]]) or, for staged fp16 vector columns with an even
+// count of them (`KernelSpec.paired_stores`), as [[paired]] adjacent elements, one 16-byte vector each: a staged
+// checkpoint then takes half the store instructions, and a slot costs about the same per store instruction
+// whatever it carries (docs/benchmark.md#window-store-cost). Sections nest: [[paired]] lies within [[staged]].
 //
 // The state is read once, from the seed (slot W-1 of the past state, the 4-D state when W = 0,
 // or one slot bound on its own), before any store to it, and each workgroup reads exactly the
@@ -104,7 +108,35 @@ struct Params {
 @group(0) @binding(5) var<storage, read> beta: array<STORE>;
 @group(0) @binding(6) var<storage, read> past_state: array<SVEC>;
 @group(0) @binding(7) var<storage, read_write> output: array<SVEC>;
-@group(0) @binding(8) var<storage, read_write> present_state: array<SVEC>;
+// [[single]]
+// One element of `present_state`, and the state elements (SVEC) it holds
+alias PRESENT = SVEC;
+const PER_PRESENT: u32 = 1u;
+@group(0) @binding(8) var<storage, read_write> present_state: array<PRESENT>;
+
+// state element e of the present state, as f32 math
+fn present_at(e: u32) -> VEC {
+    return VEC(present_state[e]);
+}
+// [[/single]]
+// [[paired]]
+alias PRESENT = vec4<u32>;
+const PER_PRESENT: u32 = 2u;
+@group(0) @binding(8) var<storage, read_write> present_state: array<PRESENT>;
+
+// state element e (a vec4<f16>) of the present state, as f32 math: exact, every f16 is an f32
+fn present_at(e: u32) -> VEC {
+    let pair = present_state[e / 2u];
+    let half = select(pair.xy, pair.zw, (e & 1u) == 1u);
+    return VEC(unpack2x16float(half.x), unpack2x16float(half.y));
+}
+
+// a vec4<f16> as two u32 of packed halves: exact, its values are f16 already (naga takes no bitcast of vec4<f16>)
+fn packed(v: SVEC) -> vec2<u32> {
+    let f = vec4<f32>(v);
+    return vec2<u32>(pack2x16float(f.xy), pack2x16float(f.zw));
+}
+// [[/paired]]
 
 // [[workgroup]]
 // Two banks of partial sums, used alternately, so one barrier per reduction suffices: a bank is
@@ -214,10 +246,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         // params.zeros_known = 1: the host knows the buffer already holds these zeros (the last thing that
         // wrote it was a dispatch that left at least as many leading zero slots), so they are not stored again
         if (params.zeros_known == 0u) {
-        let zeros = (W - seq_len) * slot_elems;
+        let zeros = (W - seq_len) * slot_elems / PER_PRESENT;
         let stride = groups.x * groups.y * groups.z * ROWG * COLS;
         for (var e = ((wg.z * groups.y + wg.y) * groups.x + wg.x) * ROWG * COLS + lindex; e < zeros; e += stride) {
-            present_state[e] = SVEC();
+            present_state[e] = PRESENT();
         }
         }
     }
@@ -226,7 +258,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     if (live && params.seed_mode != SEED_ZERO) {
         let seed = params.seed_offset / LANES + head_base;
         if (params.seed_mode == SEED_PRESENT) {
-            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = VEC(present_state[seed + i * DV]); } }
+            for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = present_at(seed + i * DV); } }
         } else {
             for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { s[k] = VEC(past_state[seed + i * DV]); } }
         }
@@ -299,11 +331,27 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             workgroupBarrier();
             // RPT passes of the whole workgroup over the tile: a loop over RPT, so written out like the
             // loops over rows (a loop over elements was slower on a GPU: docs/benchmark.md#window-store-cost)
+            // [[single]]
             for (var k = 0u; k < RPT; k++) {
                 let e = lindex + k * ROWG * COLS;
                 let i = e / COLS;
                 if (i < DK && wg.x * COLS + e % COLS < DV) { present_state[tile + i * DV + e % COLS] = stage[e + i / RPT]; }
             }
+            // [[/single]]
+            // [[paired]]
+            // RPT / 2 passes, each invocation storing two adjacent elements of one row (COLS and DV are even)
+            for (var k = 0u; k < RPT; k++) {
+                if (k < RPT / 2u) {
+                    let e = lindex + k * ROWG * COLS;
+                    let i = e / (COLS / 2u);
+                    let c = 2u * (e % (COLS / 2u));
+                    if (i < DK && wg.x * COLS + c < DV) {
+                        let at = i * COLS + c + i / RPT;
+                        present_state[(tile + i * DV + c) / 2u] = vec4<u32>(packed(stage[at]), packed(stage[at + 1u]));
+                    }
+                }
+            }
+            // [[/paired]]
             workgroupBarrier();
         }
         // [[/staged]]

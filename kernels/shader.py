@@ -88,7 +88,7 @@ covers, the leading zero slots, the seed). A variant of the token loop changes b
 
 _ROW_LOOP = re.compile(r"^(?P<indent>\s*)for \(var (?P<var>\w+) = 0u; (?P=var) < RPT; (?P=var)\+\+\) \{(?P<rest>.*)$")
 _BLOCK = re.compile(r"// <<(\w+)>>\n(.*?)// <</\1>>\n", re.DOTALL)
-_SECTION = re.compile(r"// \[\[(\w+)\]\]\n(.*?)// \[\[/\1\]\]\n", re.DOTALL)
+_SECTION = re.compile(r"^[ \t]*// \[\[(\w+)\]\]\n(.*?)^[ \t]*// \[\[/\1\]\]\n", re.DOTALL | re.MULTILINE)
 
 
 def _next_power_of_two(n: int) -> int:
@@ -113,6 +113,10 @@ class KernelSpec:
     """One of ``REDUCTIONS``; ``"subgroup"`` needs a subgroup size of at least ``row_groups``."""
     chunked: bool = False
     """The chunked prefill (``kernels/chunked.wgsl``) instead of the token loop; same geometry."""
+    even_columns: bool = False
+    """d_v holds an even count of ``VECTOR_LANES``-column vectors (d_v % 8 == 0), which lets staged fp16
+    checkpoints go out two vectors per store (``paired_stores``). Set only for staged fp16 vector columns, where
+    it changes the pipeline, so that other geometry classes do not split in two."""
     constants: tuple[tuple[str, int], ...] = ()
     """Fields of the uniform compiled in as constants, ``(name, value)`` (``specialised``); none: the generic
     pipeline of the geometry class, which reads every size from the uniform."""
@@ -138,7 +142,9 @@ class KernelSpec:
         if spec.staged_stores and lanes > 1:
             wider = replace(spec, columns=2 * columns)
             if wider.columns <= widest and wider.workgroup_bytes <= MAX_WORKGROUP_BYTES:
-                return wider
+                spec = wider
+            if dtype == "float16" and d_v % (2 * VECTOR_LANES) == 0:
+                spec = replace(spec, even_columns=True)
         return spec
 
     def specialised(self, uniform: CallParams) -> KernelSpec:
@@ -154,11 +160,22 @@ class KernelSpec:
         return self.row_groups > MAX_ROW_GROUPS
 
     @property
+    def paired_stores(self) -> bool:
+        """The token loop's staged fp16 checkpoints go out two adjacent vectors (16 bytes) per store instruction
+        rather than one (8 bytes): a slot's stores cost about the same per instruction whatever it carries, so
+        this halves their count (docs/benchmark.md#window-store-cost). Needs vector columns, an even count of
+        them in d_v and in a tile, and the token loop (the chunked prefill stores directly)."""
+        return (self.dtype == "float16" and self.lanes == VECTOR_LANES and self.staged_stores and self.even_columns
+                and not self.chunked and (self.columns // self.lanes) % 2 == 0)
+
+    @property
     def sections(self) -> frozenset[str]:
-        """The template sections (``// [[name]]``) this pipeline keeps: its reduction, its column width and
-        how it stores checkpoints (``staged`` or ``direct``)."""
+        """The template sections (``// [[name]]``) this pipeline keeps: its reduction, its column width, how it
+        stores checkpoints (``staged`` or ``direct``) and how it sees ``present_state`` (``paired`` or
+        ``single``)."""
         return frozenset((self.reduction, "vector" if self.lanes > 1 else "scalar",
-                          "staged" if self.staged_stores else "direct"))
+                          "staged" if self.staged_stores else "direct",
+                          "paired" if self.paired_stores else "single"))
 
     @property
     def workgroup_bytes(self) -> int:
@@ -349,7 +366,10 @@ def render(spec: KernelSpec, template: str | None = None, subgroup_enable: str =
         "CHUNK": str(CHUNK_SIZE),
     }
     source = template if template is not None else template_source(TEMPLATES[spec.chunked])
-    source = _SECTION.sub(lambda m: m.group(2) if m.group(1) in spec.sections else "", source)
+    # sections nest: each pass resolves the outermost, until none is left
+    kept = None
+    while kept != source:
+        kept, source = source, _SECTION.sub(lambda m: m.group(2) if m.group(1) in spec.sections else "", source)
     source = fill_template(source, replacements, spec.constants)
     if spec.chunked or spec.rows_per_thread > UNROLL_MAX_ROWS:
         return source

@@ -44,6 +44,7 @@ REGION: dict[str, Callable[[Case], bool]] = {
     "tile-stride": lambda c: _tiles(c) >= 2,
     "chunk-offset": lambda c: c.dims().seq_len > CHUNK_SIZE,
     "staged-rows": lambda c: KernelSpec.for_dims(c.dims(), WIDE_ROW_GROUPS).staged_stores,
+    "paired-halves": lambda c: KernelSpec.for_dims(c.dims(), WIDE_ROW_GROUPS).paired_stores,
 }
 """Where each mutant is wrong: its minimal case must lie there."""
 

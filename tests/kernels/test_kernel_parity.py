@@ -158,17 +158,22 @@ def test_window_sweep(implementation: str, window: int, dtype: type, path: str) 
     check_window_contract(KernelOptions(implementation, path=path), sweep_config(window, dtype), window, dtype, rng)
 
 
+@pytest.mark.parametrize(("dtype", "d_v", "paired"), [(np.float32, 12, False), (np.float16, 12, False),
+                                                     (np.float16, 16, True)], ids=["fp32", "fp16", "fp16-paired"])
 @pytest.mark.parametrize("window", [1, 5])
 @pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
-def test_staged_stores_keep_the_window_contract(implementation: str, window: int) -> None:
+def test_staged_stores_keep_the_window_contract(implementation: str, window: int, dtype: type, d_v: int,
+                                               paired: bool) -> None:
     """32 row groups (d_k > 64 at the bound GPUs take) store checkpoints through workgroup memory, where an
-    invocation writes other invocations' elements: the same contract as the sweep, aliasing included."""
-    kernel_or_skip(implementation)
-    config = {**sweep_config(window, np.float32), "d_k": 100 + window, "d_v": 12}
-    assert KernelSpec.for_sizes("float32", config["d_k"], config["d_v"], 32).staged_stores
+    invocation writes other invocations' elements: the same contract as the sweep, aliasing included; fp16
+    with an even count of vector columns stores them in pairs (``KernelSpec.paired_stores``)."""
+    kernel_or_skip(implementation, dtype)
+    config = {**sweep_config(window, dtype), "d_k": 100 + window, "d_v": d_v}
+    spec = KernelSpec.for_sizes(np.dtype(dtype).name, config["d_k"], config["d_v"], 32)
+    assert spec.staged_stores and spec.paired_stores == paired
     options = KernelOptions(implementation, path="workgroup", max_row_groups=32)
     rng = np.random.default_rng(window)
-    check_window_contract(options, config, window, np.float32, rng)
+    check_window_contract(options, config, window, dtype, rng)
 
 
 def check_window_contract(options: KernelOptions, config: dict, window: int, dtype: type,

@@ -65,6 +65,10 @@ PATCHES = (
           chunked=True),
     Patch("staged-rows", "d_k > 64 on a GPU's geometry: the staged checkpoint stores rotate the rows of each row group",
           "let i = e / COLS;", "let i = (e / COLS / RPT) * RPT + (e / COLS + 1u) % RPT;", wide=True),
+    Patch("paired-halves", "float16 with d_k > 64 and d_v % 8 == 0 on a GPU's geometry: the paired checkpoint stores "
+          "swap the two vectors of each pair",
+          "present_state[(tile + i * DV + c) / 2u] = vec4<u32>(packed(stage[at]), packed(stage[at + 1u]));",
+          "present_state[(tile + i * DV + c) / 2u] = vec4<u32>(packed(stage[at + 1u]), packed(stage[at]));", wide=True),
 )
 
 
@@ -92,6 +96,7 @@ def _mutant(class_name: str, patch: Patch) -> type[KernelMutant]:
 
 MUTANTS = tuple(_mutant(name, patch) for name, patch in zip(
     ("GroupedKeyHeads", "GqaInterleaved", "ShortReduction", "StaleGate", "BatchAlias", "TileStride",
-     "ChunkOffset", "StagedRows"), PATCHES, strict=True))
+     "ChunkOffset", "StagedRows", "PairedHalves"), PATCHES, strict=True))
 """One backend class per patch; campaign workers import them as ``support.kernel_mutants:GroupedKeyHeads``..."""
-GroupedKeyHeads, GqaInterleaved, ShortReduction, StaleGate, BatchAlias, TileStride, ChunkOffset, StagedRows = MUTANTS
+(GroupedKeyHeads, GqaInterleaved, ShortReduction, StaleGate, BatchAlias, TileStride, ChunkOffset, StagedRows,
+ PairedHalves) = MUTANTS
