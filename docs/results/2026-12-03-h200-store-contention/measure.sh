@@ -4,7 +4,9 @@
 # probes: the contention probes, then the kernel's window at T = 8 with each reduction (subgroup shuffles, workgroup
 # memory), in the same rounds. geometry: the probes with 30 repetitions, then the kernel with 8, 16 and 32 row groups
 # (`auto@N`: with 16 or fewer a warp's direct stores cover whole row segments, no stage) side by side, decode and
-# draft lengths, then prefill. bench3: three consecutive full `lafuzz bench` runs; bench N: run N of them alone (the
+# draft lengths, then prefill. paired: the kernel with paired fp16 checkpoint stores against the kernel before them
+# (build/old-kernel.wgsl, carried: git show c58aeca:kernels/linear_attention.wgsl): their bits, the kernel's tests
+# on the GPU, then both in the same rounds at decode and draft lengths and at prefill. bench3: three consecutive full `lafuzz bench` runs; bench N: run N of them alone (the
 # three as three calls on one warm machine, where one call cannot hold all three). Every step's output is packed
 # into OUT/results.tgz as soon as it ends, so a run cut short keeps what it did.
 set -uo pipefail
@@ -16,9 +18,20 @@ step() {  # step NAME SECONDS COMMAND...: one measurement, its output in $work/N
   local name=$1 limit=$2; shift 2
   echo "== $name ($(date -u +%T))"; local t0=$SECONDS
   timeout "$limit" "$@" > "$work/$name.txt" 2>&1; local rc=$?
-  grep -E "gates PASS|^(work|none|fma|shuffle|token) |^== " "$work/$name.txt" | head -40
+  grep -E "gates PASS|^(work|none|fma|shuffle|token) |^== |bitwise equal|passed|failed" "$work/$name.txt" | head -40
   echo "   $name: exit $rc after $((SECONDS - t0)) s"; pack
 }
+if [ "$what" = paired ]; then
+  old=(--template build/old-kernel.wgsl)
+  step same-bits 60 python3 docs/results/2026-12-03-h200-store-floor/same_bits.py build/old-kernel.wgsl
+  step tests 150 python3 -m pytest -q -n 8 -p no:cacheprovider tests/kernels/test_kernel_parity.py \
+    tests/kernels/test_kernel_onnx_cases.py tests/kernels/test_kernel_ort_unit_cases.py --tb=short -rfE
+  step paired 200 python3 -m fuzz.bench --dtypes fp16,fp32 --paths auto "${old[@]}" --no-ort --no-decoder-view \
+    --windows 0,4,8 --seq-lens 1,4,8 --out "$work/paired"
+  step paired-prefill 90 python3 -m fuzz.bench --dtypes fp16,fp32 --paths auto "${old[@]}" --no-ort \
+    --no-decoder-view --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 0 --out "$work/paired-prefill"
+  echo "== done ($(date -u +%T))"; exit 0
+fi
 if [ "$what" = bench ]; then
   step "bench${3:?run number}" 560 python3 -m fuzz.bench --out "$work/bench$3"; exit 0
 fi
