@@ -109,3 +109,26 @@ def test_a_specialised_pipeline_has_the_call_shape_written_in(chunked: bool) -> 
     assert replace(spec, constants=()) == generic
     other = generic.specialised(replace(uniform, d_k=99))
     assert KernelSpec.for_sizes("float32", 99, 96) == KernelSpec.for_sizes("float32", 100, 96) and other != spec
+
+
+@pytest.mark.parametrize(("dtype", "d_k", "d_v", "row_groups", "paired"), [
+    ("float16", 128, 128, 32, True),  # staged, 16 vector columns a tile, d_v % 8 == 0
+    ("float16", 128, 8, 32, True),  # a tile of two vector columns
+    ("float16", 128, 12, 32, False),  # an odd count of vector columns in d_v
+    ("float32", 128, 128, 32, False),  # fp32 stores 16 bytes a vector already
+    ("float16", 128, 128, 16, False),  # direct stores
+    ("float16", 128, 6, 32, False),  # scalar columns
+])
+def test_paired_stores_are_kept_where_their_pairs_exist(dtype: str, d_k: int, d_v: int, row_groups: int,
+                                                        paired: bool) -> None:
+    """Staged fp16 vector columns with an even count of them in d_v store pairs; the chunked prefill and the
+    scalar path never do, and every section marker, nested ones included, is resolved."""
+    spec = KernelSpec.for_sizes(dtype, d_k, d_v, row_groups)
+    assert spec.paired_stores == paired
+    source = render(spec)
+    assert not re.search(r"^\s*// \[\[/?\w+\]\]$", source, re.MULTILINE)
+    assert ("alias PRESENT = vec4<u32>;" in source) == paired
+    assert source.count("alias PRESENT") == source.count("var<storage, read_write> present_state") == 1
+    for other in (replace(spec, chunked=True), replace(spec, lanes=1)):
+        assert not other.paired_stores
+        assert "alias PRESENT = vec4<u32>;" not in render(other)
