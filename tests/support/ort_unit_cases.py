@@ -1,7 +1,7 @@
 """The cases of ONNX Runtime's own C++ unit tests of ``com.microsoft`` LinearAttention and CausalConvWithState,
 as data: sizes, attributes, how each input is filled, and the few facts upstream states as numbers.
 
-Upstream (microsoft/onnxruntime, as stored by the project's code index; read on 2026-12-04):
+Upstream (microsoft/onnxruntime, as stored by the project's code index; read on 2026-12-03):
 
 - ``onnxruntime/test/contrib_ops/linear_attention_op_test.cc``, the version with the ``state_window`` tests
   (103,936 characters). The index holds it without naming its commit; its other stored versions, at
