@@ -4,7 +4,8 @@
 # probes: the contention probes, then the kernel's window at T = 8 with each reduction (subgroup shuffles, workgroup
 # memory), in the same rounds. geometry: the probes with 30 repetitions, then the kernel with 8, 16 and 32 row groups
 # (`auto@N`: with 16 or fewer a warp's direct stores cover whole row segments, no stage) side by side, decode and
-# draft lengths, then prefill. paired: the kernel with paired fp16 checkpoint stores against the kernel before them
+# draft lengths, then prefill. deferred: each staged checkpoint copied out during the next token
+# (deferred_variant.py) against the kernel: bits, decode and draft lengths, prefill. paired: the kernel with paired fp16 checkpoint stores against the kernel before them
 # (build/old-kernel.wgsl, carried: git show c58aeca:kernels/linear_attention.wgsl): their bits, the kernel's tests
 # on the GPU, then both in the same rounds at decode and draft lengths and at prefill. bench3: three consecutive full `lafuzz bench` runs; bench N: run N of them alone (the
 # three as three calls on one warm machine, where one call cannot hold all three). Every step's output is packed
@@ -30,6 +31,15 @@ if [ "$what" = paired ]; then
     --windows 0,4,8 --seq-lens 1,4,8 --out "$work/paired"
   step paired-prefill 90 python3 -m fuzz.bench --dtypes fp16,fp32 --paths auto "${old[@]}" --no-ort \
     --no-decoder-view --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 0 --out "$work/paired-prefill"
+  echo "== done ($(date -u +%T))"; exit 0
+fi
+if [ "$what" = deferred ]; then
+  python3 $here/deferred_variant.py build/deferred.wgsl
+  step deferred-same-bits 60 python3 docs/results/2026-12-03-h200-store-floor/same_bits.py build/deferred.wgsl
+  step deferred 150 python3 -m fuzz.bench --dtypes fp16,fp32 --paths auto --template build/deferred.wgsl --no-ort \
+    --no-decoder-view --windows 0,4,8 --seq-lens 1,4,8 --out "$work/deferred"
+  step deferred-prefill 60 python3 -m fuzz.bench --dtypes fp16,fp32 --paths auto --template build/deferred.wgsl \
+    --no-ort --no-decoder-view --shapes "1,32,128,128;4,32,128,128" --seq-lens 64 --windows 0 --out "$work/deferred-prefill"
   echo "== done ($(date -u +%T))"; exit 0
 fi
 if [ "$what" = bench ]; then
