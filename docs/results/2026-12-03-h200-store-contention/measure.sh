@@ -34,7 +34,7 @@ if [ "$what" = paired ]; then
   echo "== done ($(date -u +%T))"; exit 0
 fi
 if [ "$what" = deferred ]; then
-  python3 $here/deferred_variant.py build/deferred.wgsl
+  mkdir -p build && python3 $here/deferred_variant.py build/deferred.wgsl
   step deferred-same-bits 60 python3 docs/results/2026-12-03-h200-store-floor/same_bits.py build/deferred.wgsl
   step deferred 150 python3 -m fuzz.bench --dtypes fp16,fp32 --paths auto --template build/deferred.wgsl --no-ort \
     --no-decoder-view --windows 0,4,8 --seq-lens 1,4,8 --out "$work/deferred"
