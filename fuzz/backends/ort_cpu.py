@@ -9,10 +9,10 @@ from __future__ import annotations
 import platform
 from typing import Any
 
-from fuzz.backends.ort_session import OrtBackend
+from fuzz.backends.ort_session import InProcessOrtBackend
 
 
-class OrtCpuBackend(OrtBackend):
+class OrtCpuBackend(InProcessOrtBackend):
     """The CPU EP alone in the session (it is the fallback, so there is no fallback to disable)."""
 
     name = "ort-cpu"

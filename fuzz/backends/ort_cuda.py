@@ -12,10 +12,10 @@ from typing import Any
 
 from fuzz.backends.base import Unavailable
 from fuzz.backends.device_choice import DeviceChoice
-from fuzz.backends.ort_session import OrtBackend, describe_hardware
+from fuzz.backends.ort_session import InProcessOrtBackend, describe_hardware
 
 
-class OrtCudaBackend(OrtBackend):
+class OrtCudaBackend(InProcessOrtBackend):
     """The CUDA EP on one device, state bound as ``"cuda"`` OrtValues, CPU fallback disabled."""
 
     name = "ort-cuda"

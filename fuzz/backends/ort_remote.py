@@ -288,9 +288,6 @@ class RemoteOrtBackend(OrtBackend):
             self.link.stop(kill=True)
             raise
 
-    def _providers(self, options: Any) -> list | None:
-        raise NotImplementedError("the worker attaches its EP itself")
-
     def _session_of(self, model: bytes, op: str) -> RemoteSession:
         """The worker forbids CPU fallback itself, so placement needs no check here (any ``op``)."""
         assert self.link is not None

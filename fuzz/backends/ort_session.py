@@ -1,7 +1,8 @@
 """What every ONNX Runtime backend shares: sessions, placement checks, runs, bindings, the window probe.
 
 One base class, ``OrtBackend``; each execution provider is a small subclass that says how to load
-the EP and how to put it in a session. Every op of ``fuzz.model.ops`` that the EP's probe runs (a small
+the EP and how to put it in a session (``InProcessOrtBackend`` for the ``onnxruntime`` of this process, a worker's
+build in ``fuzz.backends.ort_remote``). Every op of ``fuzz.model.ops`` that the EP's probe runs (a small
 ``W = 0`` call of each) is in its capabilities. The base class:
 
 - builds one single-node model per case signature (``fuzz.backends.onnx_model``) and caches the session,
@@ -163,9 +164,9 @@ class SessionCache:
 class OrtBackend(Backend):
     """An ONNX Runtime execution provider as a backend; subclasses supply the EP-specific hooks.
 
-    Hooks: ``_load`` (find the EP and its device, raise ``Unavailable``), ``_providers`` (attach it
-    to session options; return the ``providers`` argument of ``InferenceSession`` or None),
-    ``_device``, ``_versions``, ``_implementation``, ``_devices``. Class attributes: ``provider``
+    Hooks: ``_load`` (find the EP and its device, raise ``Unavailable``), ``_session_of`` (a session
+    of a model: ``InProcessOrtBackend``'s, or a worker's), ``_device``, ``_versions``, ``_implementation``,
+    ``_devices``. Class attributes: ``provider``
     (the EP name the node must be placed on), ``value_device`` (the OrtValue device of bound state),
     ``unsupported_messages`` (run-time messages that mean "valid case, but not on this EP"),
     ``fallback_can_be_disabled``.
@@ -202,10 +203,6 @@ class OrtBackend(Backend):
 
     def _load(self) -> None:
         """Make the EP loadable in this process; raise ``Unavailable`` with the reason if it is not."""
-
-    @abstractmethod
-    def _providers(self, options: Any) -> list | None:
-        """Attach the EP to ``options``; return ``providers`` for ``InferenceSession`` (or None)."""
 
     @abstractmethod
     def _device(self) -> str:
@@ -280,15 +277,9 @@ class OrtBackend(Backend):
     def _create_prefix_session(self, key: PrefixKey) -> Any:
         return self._session_of(build_prefix_model(key), key[2][3])
 
+    @abstractmethod
     def _session_of(self, model: bytes, op: str) -> Any:
-        options = self.session_options()
-        providers = self._providers(options)
-        try:
-            session = self.ort.InferenceSession(model, options, providers=providers)
-        except Exception as err:
-            raise self._creation_error(err) from err
-        self.verify_placement(session, op)
-        return session
+        """A session of ``model`` that runs ``op`` on the EP; a ``BackendError`` when it cannot be made."""
 
     def _creation_error(self, err: Exception) -> BackendError:
         if isinstance(err, BackendError):
@@ -531,6 +522,27 @@ class OrtBackend(Backend):
         return found
 
 
+class InProcessOrtBackend(OrtBackend):
+    """An EP of the ``onnxruntime`` imported here: sessions made in this process, their placement checked.
+
+    Hook: ``_providers`` (attach the EP to session options; return the ``providers`` argument of
+    ``InferenceSession`` or None)."""
+
+    @abstractmethod
+    def _providers(self, options: Any) -> list | None:
+        """Attach the EP to ``options``; return ``providers`` for ``InferenceSession`` (or None)."""
+
+    def _session_of(self, model: bytes, op: str) -> Any:
+        options = self.session_options()
+        providers = self._providers(options)
+        try:
+            session = self.ort.InferenceSession(model, options, providers=providers)
+        except Exception as err:
+            raise self._creation_error(err) from err
+        self.verify_placement(session, op)
+        return session
+
+
 def _token_slice(case: Case, start: int, stop: int) -> dict[str, np.ndarray]:
     """The case's sequence inputs cut to positions ``[start, stop)`` of the op's sequence axis (contiguous)."""
     axis = case.op.sequence_axis(case.attrs)
@@ -543,3 +555,4 @@ def describe_hardware(hw: Any) -> str:
     described = f"{hw.type.name} device, vendor {hw.vendor} [0x{hw.vendor_id:04x}:0x{hw.device_id:04x}]"
     description = dict(hw.metadata).get("Description")
     return f"{described} {description}" if description else described
+

@@ -20,7 +20,7 @@ from typing import Any
 
 from fuzz.backends.base import Unavailable
 from fuzz.backends.device_choice import DeviceChoice
-from fuzz.backends.ort_session import OrtBackend, describe_hardware
+from fuzz.backends.ort_session import InProcessOrtBackend, describe_hardware
 from fuzz.implementation import Implementation
 
 LIBRARY_ENV = "LAFUZZ_WEBGPU_EP_LIBRARY"
@@ -52,7 +52,7 @@ def register_library(ort: Any, path: str) -> None:
     _registered[real] = name
 
 
-class OrtWebGpuBackend(OrtBackend):
+class OrtWebGpuBackend(InProcessOrtBackend):
     """The WebGPU EP with the CPU fallback disabled and state bound as ``"webgpu"`` OrtValues."""
 
     name = "ort-webgpu"
