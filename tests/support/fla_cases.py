@@ -2,7 +2,7 @@
 the mapping from FLA's conventions (``support.fla_reference``) to the op's inputs and attributes (docs/spec.md §1).
 
 Upstream: github.com/fla-org/flash-linear-attention at ``bc3b101dcb713ddc5bd8924b66754eb68b5ccf89`` (2026-08-22),
-read on 2026-12-04: ``tests/ops/test_gdn.py`` (the gated delta rule; its former name was ``test_gated_delta.py``),
+read on 2026-12-03: ``tests/ops/test_gdn.py`` (the gated delta rule; its former name was ``test_gated_delta.py``),
 ``test_delta.py``, ``test_simple_gla.py``, ``test_gla.py``, ``test_linear_attn.py``, the references in
 ``fla/ops/{gated_delta_rule,delta_rule,simple_gla,gla,linear_attn}/naive.py``, the gate in
 ``fla/ops/gated_delta_rule/gate.py`` and the criterion in ``fla/utils/_testing.py``. Hugging Face's Qwen3-Next
