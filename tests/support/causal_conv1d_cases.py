@@ -2,7 +2,7 @@
 (``support.causal_conv1d_reference``) to CausalConvWithState's inputs and attributes (docs/spec.md §7).
 
 Upstream: github.com/Dao-AILab/causal-conv1d at ``0d2252d161f25f7907bbd05985c08ab98d255874`` (2026-03-10), read on
-2026-12-04: ``tests/test_causal_conv1d.py`` and the references in ``causal_conv1d/causal_conv1d_interface.py``.
+2026-12-03: ``tests/test_causal_conv1d.py`` and the references in ``causal_conv1d/causal_conv1d_interface.py``.
 Hugging Face's Qwen3-Next ``torch_causal_conv1d_update`` is causal-conv1d's update without ``cache_seqlens``, with a
 state of ``width`` positions (one more than read) and SiLU always; its tests are model tests and add no parameter.
 
