@@ -13,6 +13,7 @@ chunks (``C - 1``, ``C``, ``C + 1``, ``2C + 3``).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -200,13 +201,14 @@ def test_a_head_reads_no_row_past_its_own_d_k(implementation: str, prefill: str)
     outputs and states must keep the bits they have when head 1's rows are finite."""
     kernel_or_skip(implementation)
     d_k, d_v = 5, 4
-    inputs = make_inputs(np.random.default_rng(11), dtype=np.float32, batch=1, seq_len=3, heads=(2, 2, 2), d_k=d_k,
-                         d_v=d_v, window=2, past=True, decay_per_row=True, beta_shared=False)
-    attrs = {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated_delta", "state_window": 2}
+    inputs: dict[str, Any] = make_inputs(np.random.default_rng(11), dtype=np.float32, batch=1, seq_len=3,
+                                         heads=(2, 2, 2), d_k=d_k, d_v=d_v, window=2, past=True, decay_per_row=True,
+                                         beta_shared=False)
+    attrs: dict[str, Any] = {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated_delta", "state_window": 2}
     options = KernelOptions(implementation, prefill=prefill)
     assert KernelSpec.for_sizes("float32", d_k, d_v).rows_per_thread == 4
     finite = linear_attention(**inputs, **attrs, options=options)
-    spoiled = {**inputs, **{name: inputs[name].copy() for name in ("query", "key")}}
+    spoiled: dict[str, Any] = {**inputs, **{name: inputs[name].copy() for name in ("query", "key")}}
     spoiled["query"][..., d_k:] = np.inf
     spoiled["key"][..., d_k:] = np.inf
     output, present = linear_attention(**spoiled, **attrs, options=options)
