@@ -13,6 +13,7 @@ chunks (``C - 1``, ``C``, ``C + 1``, ``2C + 3``).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -188,3 +189,28 @@ def test_a_strongly_decayed_seed_is_not_lost(implementation: str, rule: str) -> 
     assert np.all(chunked[0][:, :seq_len - 2] != 0), "a strongly decayed seed's share of an output lost"
     assert_agrees_with_oracle(case, chunked, label="chunked")
     assert_results_agree(case, chunked, token, labels=("chunked", "token loop"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prefill", PREFILLS)
+@pytest.mark.parametrize("implementation", IMPLEMENTATIONS)
+def test_a_head_reads_no_row_past_its_own_d_k(implementation: str, prefill: str) -> None:
+    """d_k = 5 in row groups of 4 rows: the second group's rows 5..7 are masked everywhere, for the pair matrices
+    of the chunked prefill too. Read, they would be the next head's query and key rows, and a product with the
+    zero a masked row holds is NaN where that row is infinite: so head 1's rows are all +Inf, and head 0's
+    outputs and states must keep the bits they have when head 1's rows are finite."""
+    kernel_or_skip(implementation)
+    d_k, d_v = 5, 4
+    inputs: dict[str, Any] = make_inputs(np.random.default_rng(11), dtype=np.float32, batch=1, seq_len=3,
+                                         heads=(2, 2, 2), d_k=d_k, d_v=d_v, window=2, past=True, decay_per_row=True,
+                                         beta_shared=False)
+    attrs: dict[str, Any] = {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated_delta", "state_window": 2}
+    options = KernelOptions(implementation, prefill=prefill)
+    assert KernelSpec.for_sizes("float32", d_k, d_v).rows_per_thread == 4
+    finite = linear_attention(**inputs, **attrs, options=options)
+    spoiled: dict[str, Any] = {**inputs, **{name: inputs[name].copy() for name in ("query", "key")}}
+    spoiled["query"][..., d_k:] = np.inf
+    spoiled["key"][..., d_k:] = np.inf
+    output, present = linear_attention(**spoiled, **attrs, options=options)
+    assert_bitwise(output[..., :d_v], finite[0][..., :d_v], f"head 0's output, {prefill}")
+    assert_bitwise(present[:, :, 0], finite[1][:, :, 0], f"head 0's present state, {prefill}")

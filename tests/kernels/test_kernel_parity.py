@@ -166,9 +166,10 @@ def test_staged_stores_keep_the_window_contract(implementation: str, window: int
                                                paired: bool) -> None:
     """32 row groups (d_k > 64 at the bound GPUs take) store checkpoints through workgroup memory, where an
     invocation writes other invocations' elements: the same contract as the sweep, aliasing included; fp16
-    with an even count of vector columns stores them in pairs (``KernelSpec.paired_stores``)."""
+    with an even count of vector columns stores them in pairs (``KernelSpec.paired_stores``). Always with a
+    past state, so that W = 5 poisons the leading slots each path must clear (a fresh buffer is zeros already)."""
     kernel_or_skip(implementation, dtype)
-    config = {**sweep_config(window, dtype), "d_k": 100 + window, "d_v": d_v}
+    config = {**sweep_config(window, dtype), "d_k": 100 + window, "d_v": d_v, "past": True}
     spec = KernelSpec.for_sizes(np.dtype(dtype).name, config["d_k"], config["d_v"], 32)
     assert spec.staged_stores and spec.paired_stores == paired
     options = KernelOptions(implementation, path="workgroup", max_row_groups=32)

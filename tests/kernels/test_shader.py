@@ -132,3 +132,21 @@ def test_paired_stores_are_kept_where_their_pairs_exist(dtype: str, d_k: int, d_
     for other in (replace(spec, chunked=True), replace(spec, lanes=1)):
         assert not other.paired_stores
         assert "alias PRESENT = vec4<u32>;" not in render(other)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_the_staged_tile_is_read_out_before_the_next_token_writes_it(dtype: str) -> None:
+    """Staged checkpoints: every invocation writes its rows into the tile, a barrier, each stores elements other
+    invocations wrote, and a second barrier before the next token writes the tile again. With the subgroup
+    reduction nothing else stands between the two tokens (the workgroup reduction's next ``column_total`` has a
+    barrier), and lavapipe, whose subgroups hold 8 invocations, never runs that path at 32 row groups: a race
+    there shows only on a GPU, so the source is checked."""
+    spec = replace(KernelSpec.for_sizes(dtype, 128, 128, 32), reduction="subgroup")
+    assert spec.staged_stores
+    code = re.sub(r"//.*", "", render(spec))
+    loop = code.split("for (var t = 0u; t < seq_len; t++) {", 1)[1]
+    written, read_out = loop.split("workgroupBarrier();", 1)
+    assert "stage[" in written and "stage[" in read_out, "the tile is written, a barrier, then read out"
+    after_last_read = read_out.rsplit("stage[", 1)[1].split("cur = next;", 1)[0]
+    assert "workgroupBarrier();" in after_last_read, \
+        "the next token may write the tile before every invocation has stored its elements"
