@@ -20,12 +20,19 @@
 // which adds the ROWG partials of a column in one fixed pairwise tree order, so every invocation
 // of the column holds the same bits and the result does not depend on scheduling:
 // - [[workgroup]]: partials go to workgroup memory, one barrier, and every invocation adds them up;
-// - [[subgroup]]: a butterfly of subgroupShuffleXor over the row groups, no barrier and no
-//   workgroup memory. The ROWG row groups of a column are consecutive invocations (x is the row
-//   group), so they share a subgroup wherever the subgroup size is at least ROWG (the host checks).
-//   Step `stride` adds the partner's value; lane 0 forms exactly the workgroup path's tree, and
-//   every other lane the same sums with the operands swapped, which IEEE addition makes identical:
-//   both paths give the same bits.
+// - [[subgroup]]: subgroupShuffleXor over the row groups, no barrier and no workgroup memory. The
+//   ROWG row groups of a column are consecutive invocations (x is the row group), so they share a
+//   subgroup wherever the subgroup size is at least ROWG (the host checks), and lane g's partner at
+//   step `stride` is row group g ^ stride. [[scalar]] columns take a butterfly: each step adds the
+//   partner's value; lane 0 forms exactly the workgroup path's tree, and every other lane the same
+//   sums with the operands swapped, which IEEE addition makes identical. [[vector]] columns take the
+//   butterfly's sums as a reduce-scatter (each lane adds and exchanges only the components it keeps,
+//   until it holds one component of the total), then gather the vector back: fewer shuffles, which
+//   issue through the same memory-instruction path as the checkpoint stores on a GPU
+//   (docs/benchmark.md#window-store-cost). Every path gives the same bits.
+// Each reduction's `store_readout` stores the readout o = scale * S^T q: row group 0 stores the total
+// (`store_whole`), or, after a reduce-scatter over 4 or more row groups, row groups 0..3 each store
+// the component they hold, with no gather.
 // Every loop over an invocation's rows (`for (var k = 0u; k < RPT; k++)`) is written out by
 // kernels/shader.py (`unroll_rows`), so the private arrays it indexes stay in registers.
 // Math is f32; STORE is the storage type (f32 or f16), so fp16 values are rounded exactly once, when
@@ -45,7 +52,8 @@
 // `present_state` is seen as its state elements ([[single]]) or, for staged fp16 vector columns with an even
 // count of them (`KernelSpec.paired_stores`), as [[paired]] adjacent elements, one 16-byte vector each: a staged
 // checkpoint then takes half the store instructions, and a slot costs about the same per store instruction
-// whatever it carries (docs/benchmark.md#window-store-cost). Sections nest: [[paired]] lies within [[staged]].
+// whatever it carries (docs/benchmark.md#window-store-cost). Sections nest: [[paired]] lies within [[staged]],
+// [[scalar]] and [[vector]] (the column width) within [[subgroup]].
 //
 // The state is read once, from the seed (slot W-1 of the past state, the 4-D state when W = 0,
 // or one slot bound on its own), before any store to it, and each workgroup reads exactly the
@@ -155,8 +163,14 @@ fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
     }
     return v[0];
 }
+
+// The readout (see store_whole), by row group 0, which holds the column total whole.
+fn store_readout(part: VEC, bank: u32, c: u32, g: u32, at: u32, live: bool) {
+    store_whole(column_total(part, bank, c, g), g, at, live);
+}
 // [[/workgroup]]
 // [[subgroup]]
+// [[scalar]]
 // The sum over row groups of `part` for this column: a butterfly over the ROWG consecutive lanes
 // (the same tree as the workgroup path; `bank`, `c` and `g` are that path's and unused here).
 fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
@@ -164,7 +178,70 @@ fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
     for (var stride = 1u; stride < TREE; stride *= 2u) { v = v + subgroupShuffleXor(v, stride); }
     return v;
 }
+
+// The readout (see store_whole), by row group 0, which holds the column total whole.
+fn store_readout(part: VEC, bank: u32, c: u32, g: u32, at: u32, live: bool) {
+    store_whole(column_total(part, bank, c, g), g, at, live);
+}
+// [[/scalar]]
+// [[vector]]
+// The butterfly's sums with fewer shuffles: a reduce-scatter. Each level adds the partner's value
+// (lane g ^ stride) only of the components this lane keeps, and sends only those the partner keeps:
+// - stride 1: even lanes keep components 0 and 2, odd lanes 1 and 3 (one vec2 shuffle);
+// - stride 2: lanes with bit 1 of g clear keep the first of their two, the others the second (one f32);
+// - strides 4 .. TREE/2: one f32 each.
+// Every kept value is the butterfly's at that lane and level (own + partner's sum over the same rows),
+// so lane g ends with component g % 4 of exactly the butterfly's total, the same bits, after 6 f32
+// shuffles at TREE = 32 where the butterfly takes 20. The result's component c is the total's wherever
+// c = g modulo min(TREE, 4): all four at TREE = 1; 0 and 2 (even g) or 1 and 3 (odd g) at TREE = 2; at
+// TREE >= 4 component g % 4 of the total, in every position.
+fn column_scatter(part: VEC, g: u32) -> VEC {
+    if (TREE == 1u) { return part; }
+    let odd = (g & 1u) == 1u;
+    let pair = select(part.xz, part.yw, odd) + subgroupShuffleXor(select(part.yw, part.xz, odd), 1u);
+    if (TREE == 2u) { return pair.xxyy; }
+    let high = (g & 2u) == 2u;
+    var own = select(pair.x, pair.y, high) + subgroupShuffleXor(select(pair.y, pair.x, high), 2u);
+    for (var stride = 4u; stride < TREE; stride *= 2u) { own = own + subgroupShuffleXor(own, stride); }
+    return VEC(own);
+}
+
+// The sum over row groups of `part` for this column, whole in every lane: the reduce-scatter, then
+// each lane gathers the components it lacks from the lanes holding them (`bank` and `c` unused).
+fn column_total(part: VEC, bank: u32, c: u32, g: u32) -> VEC {
+    let held = column_scatter(part, g);
+    if (TREE == 1u) { return held; }
+    let odd = (g & 1u) == 1u;
+    if (TREE == 2u) {
+        let other = subgroupShuffleXor(select(held.xz, held.yw, odd), 1u);
+        return select(vec4(held.x, other.x, held.z, other.y), vec4(other.x, held.y, other.y, held.w), odd);
+    }
+    // from lane g ^ i comes component (g ^ i) % 4: ordered by i, then put in place by g's two low bits
+    let got = vec4(held.x, subgroupShuffleXor(held.x, 1u), subgroupShuffleXor(held.x, 2u),
+                   subgroupShuffleXor(held.x, 3u));
+    let swapped = select(got, got.yxwz, odd);
+    return select(swapped, swapped.zwxy, (g & 2u) == 2u);
+}
+
+// The readout, scale times the column total of `part`, stored at output element `at`. Where TREE >= 4,
+// row groups 0..3 each store the component they hold after the reduce-scatter, so the readout needs no
+// gather; below, row group 0 stores the whole total.
+fn store_readout(part: VEC, bank: u32, c: u32, g: u32, at: u32, live: bool) {
+    if (TREE >= LANES) {
+        let held = column_scatter(part, g);
+        if (live && g < LANES) { output[at][g] = STORE(params.scale * held.x); }
+    } else {
+        store_whole(column_total(part, bank, c, g), g, at, live);
+    }
+}
+// [[/vector]]
 // [[/subgroup]]
+
+// A readout stored whole: row group 0 stores scale times the column total `o` at output element `at`
+// (where the column is `live`). `store_readout`, of each reduction, stores a column's readout.
+fn store_whole(o: VEC, g: u32, at: u32, live: bool) {
+    if (live && g == 0u) { output[at] = SVEC(params.scale * o); }
+}
 // <</prelude>>
 
 // [[staged]]
@@ -306,11 +383,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             }
             var op = VEC();
             for (var k = 0u; k < RPT; k++) { let i = row0 + k; if (i < DK) { op = op + s[k] * qr[k]; } }
-            let o = column_total(op, bank, lid.y, lid.x);
+            store_readout(op, bank, lid.y, lid.x, (bt * out_heads + oh) * DV + col, live);
             bank ^= 1u;
-            if (live && lid.x == 0u) {
-                output[(bt * out_heads + oh) * DV + col] = SVEC(params.scale * o);
-            }
         }
         // slot j holds the state after T - W + j + 1 tokens: token t (0-based) goes to j = t + W - T;
         // W = 0 stores the one 4-D state after the last token the same way, as "slot 0 of 1"
