@@ -156,3 +156,12 @@ def test_usage_errors_for_templates(tmp_path: Path, capsys) -> None:
     status = main(["--quick", "--out", str(tmp_path / "out"), "--template", str(tmp_path / "a" / "k.wgsl"),
                    "--template", str(tmp_path / "b" / "k.wgsl")])
     assert status == 2 and "different file names" in capsys.readouterr().err
+
+
+def test_an_overhead_the_timer_cannot_resolve_is_undefined_not_a_crash() -> None:
+    """Dawn's timestamps on an H200 came in steps of 65.5 us, so a short call without the window can read 0 ns in
+    every round: its overhead gate is then undefined (shown so, and not passed), where the bench used to stop."""
+    zero, some = np.zeros(3), np.full(3, 65_536.0)
+    (gate, *_) = gates.overhead_gates("float16 T=8", {0: zero, 1: some, 4: some})
+    assert gate.show(gate.measured) == "undefined" and gate.verdict == FAIL and gate.margin == "not measurable"
+    assert gates.overhead(2.0, 1.0) == 1.0
