@@ -160,7 +160,7 @@ def overhead_gates(config: str, verify: Mapping[int, np.ndarray]) -> list[Gate]:
     found = []
     for w, limit in OVERHEAD_LIMITS.items():
         if w in verify:
-            def statistic(v: Mapping[Hashable, float], w: int = w) -> float:
+            def statistic(v: Mapping[Hashable, float], w: int = w) -> float | None:
                 return overhead(v[w], v[0])
 
             found.append(timing_gate(f"W={w} overhead vs W=0", config, {0: verify[0], w: verify[w]}, statistic,
