@@ -281,7 +281,8 @@ class Budget:
         for side in self.storages:
             storage = np.dtype(side)
             stored = np.minimum(absolute, np.finfo(storage).max).astype(storage)
-            total += 0.5 * np.spacing(stored).astype(np.float64)
+            with np.errstate(over="ignore"):  # the spacing at the type's largest value is infinite: anything goes
+                total += 0.5 * np.spacing(stored).astype(np.float64)
             compute = COMPUTE_DTYPE[storage]
             total += ACCUMULATION_FACTOR * self.depth * eps(compute) * (absolute + block)
             total += ACCUMULATION_FACTOR * self.depth * float(np.finfo(compute).smallest_normal)

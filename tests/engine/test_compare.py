@@ -71,6 +71,20 @@ def test_infinity_must_match_the_exact_infinity() -> None:
         _close(_state([1.0, np.inf]), _state([1.0, 1.0]), _state([1.0, 1.0]))
 
 
+def test_an_exact_answer_past_float16s_range_accepts_the_infinity_of_its_sign() -> None:
+    """Rounded to float16, 70000 is +inf: two float16 results of +inf agree with each other and with the exact
+    answer (a hybrid block at large magnitudes overflowed so, on the H200); -inf does not, nor +inf for 1000."""
+    exact = _state([70000.0, 1000.0])
+    overflowed = _state([np.inf, 1000.0]).astype(np.float16)
+    assert _close(overflowed, overflowed, exact, storages=[np.float16, np.float16]) == 0.0
+    with pytest.raises(MismatchError) as err:
+        _close(_state([-np.inf, 1000.0]).astype(np.float16), overflowed, exact, storages=[np.float16, np.float16])
+    assert err.value.mismatch.reason == "non-finite"
+    with pytest.raises(MismatchError) as err:
+        _close(_state([np.inf, np.inf]).astype(np.float16), overflowed, exact, storages=[np.float16, np.float16])
+    assert err.value.mismatch.reason == "non-finite"
+
+
 def test_bitwise_and_equal_modes() -> None:
     zero, negative_zero = _state([0.0]), _state([-0.0])
     assert _close(negative_zero, zero, zero, match=Match.EQUAL) == 0.0
