@@ -5,6 +5,7 @@
 # the token like a tail invocation, or idle): their bits against the kernel, then the four beside the kernel (`auto`)
 # in the same rounds, at decode and draft lengths and at prefill.
 # warps: the idle variants with COLS store warps (single and double stage) and with 2, the same way.
+# probe: probe_warps.py, the same stores from 1, 2, 4 or 8 warps a workgroup.
 # Every step's output is packed into OUT/results.tgz as soon as it ends, so a run cut short keeps what it did.
 set -uo pipefail
 out=${1:?output directory}; what=${2:-variants}; work=/tmp/store-warp
@@ -44,5 +45,9 @@ if [ "$what" = warps ]; then
     --no-decoder-view "${draft[@]}" --out "$work/warps"
   step warps-prefill 120 python3 -m fuzz.bench --dtypes fp16,fp32 --paths auto "${templates[@]}" --no-ort \
     --no-decoder-view "${prefill[@]}" --out "$work/warps-prefill"
+fi
+if [ "$what" = probe ]; then
+  step probe-warps 200 python3 $here/probe_warps.py
+  cat "$work/probe-warps.txt"
 fi
 echo "== done ($(date -u +%T))"

@@ -1,13 +1,13 @@
 """Writes the kernel's template with a store warp: one more warp per workgroup that only copies checkpoints out.
 
-``python docs/results/2026-12-03-h200-store-warp/store_warp_variant.py OUT.wgsl [--double] [--idle]``.
+``python docs/results/2026-12-03-h200-store-warp/store_warp_variant.py OUT.wgsl [--double] [--idle] [--warps N]``.
 
 The store-contention probes showed that the staged stores cost the workgroup the chain stage, barrier, copy,
 barrier, and that nothing the token does runs beside that chain: the warps that compute the next token are the
-ones issuing the copy. Here the workgroup has ``COLS + 1`` warps (at ``ROWG`` = 32 row groups, one warp is one
-``lid.y``). The first ``COLS`` stage their rows of a checkpoint and go on to the next token; the last one,
-``lid.y == COLS``, holds no state and copies the staged tile out (the same coalesced addresses, in ``RPT *
-COLS`` passes of ``ROWG`` lanes) while the others compute.
+ones issuing the copy. Here the workgroup has ``COLS + STORE_WARPS`` warps (at ``ROWG`` = 32 row groups, one warp
+is one ``lid.y``). The first ``COLS`` stage their rows of a checkpoint and go on to the next token; the others,
+``lid.y >= COLS``, hold no state and copy the staged tile out (the same coalesced addresses, shared among their
+lanes) while the compute warps go on.
 
 - single stage (default): per stored token, a barrier before the stage is written (the store warp's previous
   copy is done) and one after (the tile is staged); the copy runs between that and the next stored token.
@@ -50,7 +50,9 @@ def staged_block(double: bool) -> str:
                     for (var m = 0u; m < COLS / STORE_WARPS; m++) {{
                         let e = sl + (k * (COLS / STORE_WARPS) + m) * ROWG * STORE_WARPS;
                         let i = e / COLS;
-                        if (i < DK && wg.x * COLS + e % COLS < DV) {{ present_state[tile + i * DV + e % COLS] = stage[buf + e + i / RPT]; }}
+                        if (i < DK && wg.x * COLS + e % COLS < DV) {{
+                            present_state[tile + i * DV + e % COLS] = stage[buf + e + i / RPT];
+                        }}
                     }}
                 }}
                 // [[/single]]
@@ -63,7 +65,8 @@ def staged_block(double: bool) -> str:
                             let c = 2u * (e % (COLS / 2u));
                             if (i < DK && wg.x * COLS + c < DV) {{
                                 let at = buf + i * COLS + c + i / RPT;
-                                present_state[(tile + i * DV + c) / 2u] = vec4<u32>(packed(stage[at]), packed(stage[at + 1u]));
+                                present_state[(tile + i * DV + c) / 2u] =
+                                    vec4<u32>(packed(stage[at]), packed(stage[at + 1u]));
                             }}
                         }}
                     }}
