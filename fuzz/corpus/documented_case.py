@@ -20,7 +20,7 @@ from fuzz.corpus.known_issues import Classifier, KnownIssue
 from fuzz.engine.properties import resolve_property
 from fuzz.findings import Finding, PropertyFailure
 
-REPLAYED = "still reproduces (documented case replayed)"
+REPLAYED = "still reproduces: documented case replayed"
 """The note of a known finding confirmed by its documented case rather than shrunk."""
 
 
