@@ -17,8 +17,11 @@ KV_HEADS_ZERO = issue("ort-webgpu-kv-heads-zero")
 
 
 def test_the_documented_entry_is_the_one_named_and_marked_for_the_issue() -> None:
-    entry, where = documented_entry(CORPUS, KV_HEADS_ZERO.id)
-    assert where == CORPUS / "error-parity" / KV_HEADS_ZERO.id and entry.finding.known.issue == KV_HEADS_ZERO.id
+    found = documented_entry(CORPUS, KV_HEADS_ZERO.id)
+    assert found is not None
+    entry, where = found
+    assert where == CORPUS / "error-parity" / KV_HEADS_ZERO.id
+    assert entry.finding.known is not None and entry.finding.known.issue == KV_HEADS_ZERO.id
     assert documented_entry(CORPUS, "no-such-issue") is None and documented_entry(None, KV_HEADS_ZERO.id) is None
 
 

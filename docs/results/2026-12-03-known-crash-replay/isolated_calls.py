@@ -9,15 +9,21 @@ started anew, and the seconds of each kind; then every call that ended or restar
 import atexit
 import sys
 import time
+from collections.abc import Callable
+
+import numpy as np
 
 from fuzz.backends.isolation import IsolatedBackend
+from fuzz.model.case import Case
+
+Run = Callable[[IsolatedBackend, Case], tuple[np.ndarray, np.ndarray]]
 
 CALLS: list[tuple[str, float, bool, bool, str]] = []
 """(backend, seconds, restarted a process first, ended its process, the case)."""
 
 
-def _recorded(method):  # type: ignore[no-untyped-def]
-    def run(self, case):  # type: ignore[no-untyped-def]
+def _recorded(method: Run) -> Run:
+    def run(self: IsolatedBackend, case: Case) -> tuple[np.ndarray, np.ndarray]:
         restarts, started, ended = self.restarts, time.perf_counter(), False
         try:
             return method(self, case)
@@ -33,16 +39,16 @@ def report() -> None:
     for name in sorted({c[0] for c in CALLS}):
         calls = [c for c in CALLS if c[0] == name]
         restarted = [c for c in calls if c[2]]
-        ended = [c for c in calls if c[3]]
         print(f"{name} [isolated]: {len(calls)} calls, {sum(c[1] for c in calls):.1f} s; "
-              f"{len(ended)} ended the process; {len(restarted)} started a new one first: "
+              f"{sum(c[3] for c in calls)} ended the process; {len(restarted)} started a new one first: "
               f"{sum(c[1] for c in restarted):.1f} s")
-    for number, (name, took, restarted, ended, case) in enumerate(CALLS):
-        if restarted or ended:
-            print(f"  #{number} {took:.2f} s {name}{' restart' if restarted else ''}{' ENDED' if ended else ''} {case}")
+    for number, (name, took, started_anew, ended, case) in enumerate(CALLS):
+        if started_anew or ended:
+            marks = (" restart" if started_anew else "") + (" ENDED" if ended else "")
+            print(f"  #{number} {took:.2f} s {name}{marks} {case}")
 
 
-IsolatedBackend.run = _recorded(IsolatedBackend.run)
+setattr(IsolatedBackend, "run", _recorded(IsolatedBackend.run))  # noqa: B010  (mypy refuses assigning a method)
 atexit.register(report)
 
 from fuzz.cli import main  # noqa: E402  (after the calls are wrapped)
