@@ -96,7 +96,9 @@ class Finding:
     """The corpus id: a documented issue's id when one covers the finding, else ``finding_key``."""
     note: str = ""
     """Why a documented issue that covers it did not make it known, e.g. "ort-webgpu-shared-beta:
-    known in 0.4.0, also in 0.5.0" (another version is checked in full), or ``--strict``."""
+    known in 0.4.0, also in 0.5.0" (another version is checked in full), or ``--strict``; for a known
+    crash confirmed on its documented case instead of shrunk, that it still reproduces
+    (``fuzz.corpus.documented_case.REPLAYED``)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "backends", tuple(self.backends))

@@ -273,7 +273,7 @@ class Campaign:
         stats.update(units=1, examples=result.examples, known=sum(result.known.values()))
         self.database_keys |= result.database_keys
         self._watch_database(result.database)
-        for finding in [*shared, *([result.finding] if result.finding else [])]:
+        for finding in [*shared, *result.replayed, *([result.finding] if result.finding else [])]:
             stats.update(findings=1)
             self._record(result.unit, finding)
         for name, why in result.lost.items():

@@ -7,7 +7,8 @@ One test suite per campaign (or merged shards). Its test cases:
   was checked, passed otherwise; its output says how many units and cases ran;
 - one per finding (``lafuzz.finding.<property>``, named by its id, backends and kind): a new finding
   fails with the property's report and the ``lafuzz repro`` command; a known one (a documented issue
-  or a corpus mark) is skipped with the issue's id and explanation, like an expected failure.
+  or a corpus mark) is skipped with the issue's id and explanation (and its note: a crash confirmed on
+  its documented case says so), like an expected failure.
 
 Written with the standard library's ElementTree: the format is a handful of elements and attributes.
 """
@@ -35,7 +36,8 @@ def _finding_case(finding: dict[str, Any]) -> ElementTree.Element:
             case,
             "skipped",
             message=f"known issue {known.get('issue') or finding['id']} of "
-            f"{known['backend']}: {known.get('explanation', '')}".strip(),
+            f"{known['backend']}: {known.get('explanation', '')}".strip()
+            + (f" ({finding['note']})" if finding.get("note") else ""),
         )
     else:
         failure = ElementTree.SubElement(case, "failure", type=finding["kind"], message=finding["signature"])

@@ -303,7 +303,7 @@ def _table(rows: list[list[Any]], header: list[str]) -> str:
 def _finding(f: dict[str, Any]) -> str:
     known = f.get("known_failure")
     note = f": {html.escape(f['note'])}" if f.get("note") else ""
-    status = (f'<span class="known">known failure of {html.escape(known.get("implementation", "?"))}</span>'
+    status = (f'<span class="known">known failure of {html.escape(known.get("implementation", "?"))}{note}</span>'
               if known else f'<span class="bad">new{note}</span>')
     mismatch = f.get("mismatch") or {}
     numbers = ", ".join(f"{k} {mismatch[k]:.3g}" for k in ("error", "tolerance", "ratio")

@@ -12,7 +12,10 @@ beside it as an upstream bug report: the campaign layer knows export only throug
 Two things keep a campaign honest and exploring:
 
 - a failure a documented known issue covers is shrunk once per worker, or not at all where another
-  worker published it first (so the corpus gets one minimal case per known issue); afterwards the
+  worker published it first (so the corpus gets one minimal case per known issue); a crash or hang of a
+  crash-isolated backend is not shrunk where the corpus documents it (``documented``): its documented case
+  is replayed once instead (``fuzz.corpus.documented_case``), and shrunk only if that does not fail as the
+  issue (the documentation may be stale). Afterwards the
   backend at fault sits out the cases the issue affects (counted as known) while the other backends
   still check them, so it does not end every unit, nor restart a crashed worker per case. Passing
   every documented issue as already shrunk makes a backend sit out every case its documented issues
@@ -32,6 +35,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 from hypothesis import event, given, seed, target
@@ -42,9 +46,10 @@ from fuzz.backends import Backend, Capabilities, ChainCall, IsolatedBackend, Los
 from fuzz.campaign.coverage import buckets
 from fuzz.campaign.database import DatabaseHealth
 from fuzz.campaign.shard import WorkUnit
+from fuzz.corpus import documented_case
 from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
-from fuzz.corpus.known_issues import Classifier
+from fuzz.corpus.known_issues import Classifier, KnownIssue
 from fuzz.engine.compare import RATIO_CAP
 from fuzz.engine.op_testing import OpLimits, for_limits
 from fuzz.engine.properties import CheckResult, resolve_property
@@ -152,6 +157,9 @@ class UnitResult:
     ratios: Counter = field(default_factory=Counter)
     """Examples per decade of their worst error/tolerance ratio (``ratio_bucket``)."""
     finding: Finding | None = None
+    replayed: list[Finding] = field(default_factory=list)
+    """What documented cases replayed in place of a shrink failed with (``UnitBody.check``): a known crash or hang
+    confirmed, noted ``documented_case.REPLAYED``, or whatever else such a case failed with."""
     database_keys: set[bytes] = field(default_factory=set)
     parts: dict[str, float] = field(default_factory=dict)
     """Worst passing error/tolerance ratio per ``"backends|output"`` / ``"backends|slot j"``."""
@@ -252,14 +260,16 @@ class UnitBody:
     ``classifier`` decides what is known (default: the documented issues only); ``targeting``: steer
     Hypothesis towards the worst error/tolerance ratio (``target()``; its bookkeeping costs time on every
     example, so a swarm unit draws whether it climbs: docs/campaign.md#swarm-shares); ``on_saved``: what
-    ``conclude`` does with an entry it wrote (``save``).
+    ``conclude`` does with an entry it wrote (``save``); ``documented``: the corpus whose documented cases
+    confirm a crash or hang of a crash-isolated backend in place of a shrink (None: it is shrunk).
     """
 
     def __init__(self, unit: WorkUnit, backends: Sequence[Backend], *,
                  on_example: Callable[[], None] = lambda: None, stop_at: Callable[[], float] = lambda: math.inf,
                  budget_at: float = math.inf, classifier: Classifier | None = None,
                  shrunk_issues: set[str] | None = None, targeting: bool = True,
-                 on_saved: OnSaved | None = None, takes_part: TakesPart | None = None) -> None:
+                 on_saved: OnSaved | None = None, takes_part: TakesPart | None = None,
+                 documented: Path | None = None) -> None:
         self.prop = resolve_property(unit.property)
         self.takes_part = takes_part
         self.counted = [b if isinstance(b, CountingBackend) else CountingBackend(b) for b in backends]
@@ -274,6 +284,10 @@ class UnitBody:
         """The documented issue this unit is shrinking (at most one)."""
         self.smallest: Finding | None = None
         """The latest failure raised: Hypothesis only re-runs smaller failing cases while shrinking."""
+        self.documented = documented
+        self.replayed: list[Finding] = []
+        self.unconfirmed: dict[str, str] = {}
+        """Issue id -> why its documented case did not confirm it (it is shrunk instead)."""
 
     @property
     def selection(self) -> str:
@@ -296,16 +310,41 @@ class UnitBody:
             return self.prop.check(case, taking_part) or CheckResult()
         except PropertyFailure as failure:
             issue = self.classifier.documented(failure.finding)
-            if issue is not None and issue.id != self.chasing and (self.chasing or issue.id in self.shrunk):
+            if issue is not None and issue.id != self.chasing and (
+                    self.chasing or issue.id in self.shrunk or self.confirmed_by_replay(issue)):
                 self.result.known[issue.id] += 1
                 return CheckResult(comparisons=1)
             if issue is not None and not self.chasing:
                 self.chasing = issue.id
             self.smallest = failure.finding
             raise
-        except Lost as lost:  # not a property of the case: the unit ends, the worker stops using the backend
-            self.result.lost[lost.backend] = str(lost)
-            raise UnitStopped from lost
+        except Lost as lost:
+            self.lose(lost)
+
+    def lose(self, lost: Lost) -> NoReturn:
+        """Not a property of the case: the unit ends, the worker stops using the backend."""
+        self.result.lost[lost.backend] = str(lost)
+        raise UnitStopped from lost
+
+    def confirmed_by_replay(self, issue: KnownIssue) -> bool:
+        """Whether ``issue``, a crash or hang met for the first time, still reproduces on its documented case
+        (``documented_case.replay``, once per issue): it then counts as shrunk, and what the replay found is
+        reported. Only a crash or hang of a crash-isolated backend is replayed: shrinking one costs a process per
+        example (and the replay must not end this one)."""
+        if (self.documented is None or issue.kind not in ENDS_THE_PROCESS or issue.id in self.unconfirmed
+                or not any(b.name == issue.backend and isolated(b) for b in self.counted)):
+            return False
+        try:
+            replayed = documented_case.replay(issue, self.documented, self.counted, self.classifier)
+        except Lost as lost:
+            self.lose(lost)
+        if replayed.finding is not None:
+            self.replayed.append(replayed.finding)
+        if not replayed.confirmed:
+            self.unconfirmed[issue.id] = replayed.why
+            return False
+        self.shrunk.add(issue.id)
+        return True
 
     def example(self, case: Case) -> None:
         """One example: the Hypothesis test's body."""
@@ -342,6 +381,9 @@ class UnitBody:
         finding = self.classifier.classify(finding)
         if (issue := self.classifier.documented(finding)) is not None:
             self.shrunk.add(issue.id)
+            if issue.id in self.unconfirmed:
+                finding = finding.with_(report=f"{finding.report}\nshrunk, as its documented case did not "
+                                               f"confirm it: {self.unconfirmed[issue.id]}")
         return save(finding, save_dir, specs, self.counted, self.on_saved) if save_dir is not None else finding
 
 
@@ -360,6 +402,7 @@ def run_unit(
     targeting: bool = True,
     on_saved: OnSaved | None = None,
     takes_part: TakesPart | None = None,
+    documented: Path | None = None,
 ) -> UnitResult:
     """Run ``unit`` with Hypothesis under ``settings``: the one driver of tests, mutation tests, campaigns
     and the pytest plugin, so each finds, shrinks and saves failures the same way.
@@ -371,16 +414,16 @@ def run_unit(
         limits: an op's case sizes (``Limits``, ``ConvLimits``): the unit draws that op's cases, on the
             backends that run it.
         settings: Hypothesis's settings (the profile, with the example count and database).
-        on_example, stop_at, budget_at, classifier, shrunk_issues, targeting, takes_part: as for
+        on_example, stop_at, budget_at, classifier, shrunk_issues, targeting, takes_part, documented: as for
             ``UnitBody``: a callback per example, when to stop, when to stop drawing, what counts as known,
-            the known issues already shrunk in this process, whether to climb the error ratio, and which
-            backends check which cases.
+            the known issues already shrunk in this process, whether to climb the error ratio, which
+            backends check which cases, and the corpus whose documented cases confirm a known crash.
         save_dir: where the finding is written as a corpus entry (None: not written).
         on_saved: what is done with that entry once written (``OnSaved``; e.g. the upstream export).
 
     Returns:
-        A ``UnitResult``: counts, coverage, per-backend calls and seconds, the closest passing case, and
-        the shrunk finding, if any (classified as known or new).
+        A ``UnitResult``: counts, coverage, per-backend calls and seconds, the closest passing case, the
+        shrunk finding, if any (classified as known or new), and what documented cases replayed found.
 
     Raises:
         Exception: only an error raised before the first example ran (a harness that cannot start); a
@@ -391,7 +434,7 @@ def run_unit(
     backends = [b for b in backends if prop.takes_part(b, op)]
     body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
                     classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting, on_saved=on_saved,
-                    takes_part=takes_part)
+                    takes_part=takes_part, documented=documented)
     result = body.result
     before = {b.name: (b.calls, b.window_calls, b.seconds, b.compiled, b.compile_seconds) for b in body.counted}
     test = hypothesis_test(unit, limits, settings, body.example, body.selection)
@@ -421,4 +464,5 @@ def run_unit(
             result.database_keys = set(database.keys_used)
     if result.finding is not None:
         result.finding = body.conclude(result.finding, save_dir)
+    result.replayed = [body.conclude(finding, save_dir) for finding in body.replayed]
     return result

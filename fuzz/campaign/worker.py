@@ -148,7 +148,8 @@ class Worker:
         return found
 
     def run(self, unit: WorkUnit) -> tuple[UnitResult, list[Finding]]:
-        """Run one unit; publish its finding for the other shards."""
+        """Run one unit; publish its finding for the other shards (not a documented case it replayed: each shard
+        replays that itself, and its property may be one whose backends run in this process)."""
         shared = self.shared_findings(unit.property)
         database = UnitDatabase(self.database, f"lafuzz/unit/{unit.key}/{','.join(self.names)}")
         plan = unit_plan(self.config, unit)
@@ -168,6 +169,7 @@ class Worker:
             shrunk_issues=self.shrunk_issues,
             targeting=plan.targeting,
             takes_part=None if invalid or self.config.limits != SWARM else swarm.takes_part,
+            documented=self.config.known_corpus,
         )
         result.tier, result.seconds = plan.tier, time.monotonic() - started
         result.database = self.database.health()

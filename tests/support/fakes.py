@@ -9,12 +9,14 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
 
-from fuzz.backends.base import Capabilities
+from fuzz.backends.base import Capabilities, Crashed
 from fuzz.backends.device_choice import DeviceChoice
+from fuzz.backends.isolation import IsolatedBackend
 from fuzz.backends.oracle import OracleBackend
 from fuzz.corpus.known_issues import KNOWN_ISSUES
 from fuzz.implementation import Implementation
@@ -56,7 +58,9 @@ class SharedBetaBackend(LinearAttentionOracle):
     name = "ort-webgpu"
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
-        return super().run(SHARED_BETA.misread(case) if SHARED_BETA.applies(case) else case)
+        misread = SHARED_BETA.misread
+        assert misread is not None, "the shared-beta issue models what the EP computes"
+        return super().run(misread(case) if SHARED_BETA.applies(case) else case)
 
 
 class SlightlyOffBackend(LinearAttentionOracle):
@@ -170,3 +174,33 @@ class CompilingBackend(OracleBackend):
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         self.built.add((str(case.dtype), case.dims().d_k))
         return super().run(case)
+
+
+class IsolatedCrashes(IsolatedBackend):
+    """Stands for the WebGPU EP crash-isolated (by name, and an ``IsolatedBackend`` so a unit lets it run the cases
+    of its documented crashes), without a process: the oracle, except that a case ``crashes`` holds for "kills its
+    process" (``Crashed``), and the next run counts a process started anew (``restarts``, as the real one does).
+    ``runs`` keeps every case it was handed."""
+
+    def __init__(self, crashes: Callable[[Case], bool]) -> None:
+        self.name = "ort-webgpu"
+        self.crashes = crashes
+        self.restarts = 0
+        self.runs: list[Case] = []
+        self.inner = OracleBackend()
+        self.running = True
+
+    def capabilities(self) -> Capabilities:
+        return self.inner.capabilities()
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        if not self.running:
+            self.restarts, self.running = self.restarts + 1, True
+        self.runs.append(case)
+        if self.crashes(case):
+            self.running = False
+            raise Crashed(self.name, "worker killed by SIGFPE (exit code -8)")
+        return self.inner.run(case)
+
+    def close(self) -> None:
+        self.running = False
