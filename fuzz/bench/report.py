@@ -45,7 +45,9 @@ DEFINITIONS = """\
   dispatch storing nothing, on the kernel clock in the same rounds; write bandwidth = bytes / floor. Floor p*:
   p* with verify_W - verify_0 replaced by the floor. A p* gate whose floor p* interval lies wholly above its
   threshold is FLOOR-BOUND (no kernel could meet it), printed with the floor p*; stores vs floor:
-  (verify_W - verify_0) / floor at T >= W.
+  (verify_W - verify_0) / floor at T >= W. Serial floor (reported, no gate): the same slots stored one after
+  another by the kernel's own workgroups, each its tile of each row, with nothing else to do (1 + extra slots
+  minus 1 slot): the floor of a kernel that stores each checkpoint when its token is done.
 - Decoder p*: p* on the pipelined wall clock (each call its own submission, back to back, one fence per
   batch), where a rerun is an extra dispatch of the accepted prefix (measured as [verify_0, rerun] minus
   [verify_0]) and a select is a rebind (measured as [call, call seeded from the slot] minus [call, call]);
@@ -112,13 +114,19 @@ def store_floor_table(results: dict) -> str:
         if not r.get("extra_bytes"):
             continue
         bandwidth = r["write_bandwidth_gb_s"]
-        ratio = r["store_ratio"]
+        serial = r.get("serial_floor_us")
         rows.append([r["dtype"], r["shape"], r["path"], str(r["T"]), str(r["W"]), f"{r['extra_bytes']:,}",
                      f"{r['floor_us']:.2f}", "n/a" if bandwidth is None else f"{bandwidth:,.0f}",
-                     f"{r['verify_W_us'] - r['verify_0_us']:.2f}", "undefined" if ratio is None else f"{ratio:.2f}x",
-                     _p_star(r["floor_p_star"]), _p_star(r["p_star"])])
+                     f"{r['verify_W_us'] - r['verify_0_us']:.2f}", _ratio(r["store_ratio"]),
+                     _p_star(r["floor_p_star"]), "n/a" if serial is None else f"{serial:.2f}",
+                     _ratio(r.get("serial_store_ratio")), _p_star(r.get("serial_floor_p_star")), _p_star(r["p_star"])])
     return _table(["dtype", "shape", "kernel path", "T", "W", "extra bytes", "floor us", "bytes / floor GB/s",
-                   "verify_W - verify_0 us", "stores / floor", "floor p*", "p*"], rows)
+                   "verify_W - verify_0 us", "stores / floor", "floor p*", "serial floor us", "stores / serial floor",
+                   "serial floor p*", "p*"], rows)
+
+
+def _ratio(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.2f}x"
 
 
 def decoder_view_table(results: dict) -> str:

@@ -45,7 +45,17 @@ from .ort_side import OrtSide, OrtUnavailable
 from .protocol import FULL, PIPELINED_CLOCK, Protocol, Sampler, protocol_dict
 from .rollback import Acceptance, break_even, expected_saving, represented_rejections
 from .rounds import FULL_SCHEDULE, RoundTimings, Schedule, run_rounds, settle
-from .store_floor import EMPTY, STORE, PlainStore, extra_slots, floor_ns
+from .store_floor import (
+    EMPTY,
+    SERIAL,
+    STORE,
+    PlainStore,
+    SerialStore,
+    SlotLayout,
+    extra_slots,
+    floor_ns,
+    serial_floor_ns,
+)
 from .workload import REFERENCE_SHAPE, UPDATE_RULE, Shape, Workload
 
 Log = Callable[[str], None]
@@ -160,6 +170,8 @@ class _Group:
         self.select: dict[Config, dict[int, SelectSeries]] = {}
         self.stores: dict[int, PlainStore] = {}
         """The plain store kernel over each size of extra bytes (``fuzz.bench.store_floor``)."""
+        self.serial: dict[SlotLayout, SerialStore] = {}
+        """The serial store kernel of each layout of the kernels' workgroups (``fuzz.bench.store_floor``)."""
 
     def _kernel(self, template: str | None, label: str) -> LinearAttentionKernel:
         base = KernelOptions(self.options.implementation, self.options.adapter, template)
@@ -184,8 +196,11 @@ class _Group:
 
     def series(self) -> dict[Hashable, Sampler]:
         """Every timed series: ``("verify", *config)`` for each call, the selection spans of windowed configs, and
-        the plain store kernel over each size of the window's extra bytes."""
+        the plain store kernel over each size of the window's extra bytes, and the serial store kernel of each layout
+        over the slots the windows store."""
         found: dict[Hashable, Sampler] = {("verify", *c): verify_sampler(w) for c, w in self.work.items()}
+        timestamps = "timestamp-query" in self.device.features
+        slots: dict[SlotLayout, set[int]] = {}
         for config in self.bound:
             if represented_rejections(*config[1:]):
                 samplers, self.select[config] = select_series(self.work[config], config)
@@ -193,8 +208,18 @@ class _Group:
             extra = self.extra_bytes(config)
             if extra and extra not in self.stores:
                 self.stores[extra] = PlainStore(self.device, extra)
-                found.update(self.stores[extra].series("timestamp-query" in self.device.features))
+                found.update(self.stores[extra].series(timestamps))
+            layout = self.layout(config)
+            if extra and layout is not None:
+                slots.setdefault(layout, {1}).add(1 + extra_slots(*config[1:]))
+        for layout, counts in slots.items():
+            self.serial[layout] = SerialStore(self.device, layout, counts)
+            found.update(self.serial[layout].series(timestamps))
         return found
+
+    def layout(self, config: Config) -> SlotLayout | None:
+        """How the kernel's workgroups split a slot of ``config`` (None where the serial floor does not apply)."""
+        return SlotLayout.of(self.work[config].call)
 
     def extra_bytes(self, config: Config) -> int:
         """The bytes of the slots ``config`` stores beyond the one a ``W = 0`` call stores."""
@@ -223,6 +248,17 @@ class _Group:
 
         def statistic(values: Mapping[Hashable, float]) -> float | None:
             floor = floor_ns(values, extra) if extra else 0.0
+            return break_even(values[verify_0] + floor, values[verify_0], self.saving(config, values))
+
+        return statistic
+
+    def serial_floor_p_star(self, config: Config) -> Callable[[Mapping[Hashable, float]], float | None]:
+        """p* of a windowed configuration if its extra slots cost their serial floor and nothing more."""
+        verify_0, layout = ("verify", config[0], config[1], 0), self.layout(config)
+        extra = extra_slots(*config[1:])
+
+        def statistic(values: Mapping[Hashable, float]) -> float | None:
+            floor = serial_floor_ns(values, layout, extra) if extra and layout is not None else 0.0
             return break_even(values[verify_0] + floor, values[verify_0], self.saving(config, values))
 
         return statistic
@@ -329,8 +365,9 @@ class _Group:
 
     def _ratio_names(self, config: Config) -> list[Hashable]:
         """The series of the window's cost and the floor of its extra bytes."""
-        extra = self.extra_bytes(config)
-        return [("verify", *config), ("verify", config[0], config[1], 0), (STORE, extra), (EMPTY, extra)]
+        extra, layout = self.extra_bytes(config), self.layout(config)
+        serial = [] if layout is None else [(SERIAL, layout, 1), (SERIAL, layout, 1 + extra_slots(*config[1:]))]
+        return [("verify", *config), ("verify", config[0], config[1], 0), (STORE, extra), (EMPTY, extra), *serial]
 
     def _p_star_inputs(self, timings: RoundTimings, config: Config) -> gates.PStarInputs:
         """The round medians p* of ``config`` depends on (with the floor of its extra bytes), p* and floor p*."""
@@ -370,15 +407,22 @@ class _Group:
 
     def _floor_record(self, config: Config, values: Mapping[Hashable, float],
                       floor_statistic: Callable[[Mapping[Hashable, float]], float | None]) -> dict[str, object]:
-        """The window's extra bytes, their floor, the write bandwidth it implies, floor p* and the stores' ratio."""
-        extra = self.extra_bytes(config)
+        """The window's extra bytes, their floor, the write bandwidth it implies, floor p* and the stores' ratio, and
+        the same against the serial floor (None where it does not apply)."""
+        extra, layout = self.extra_bytes(config), self.layout(config)
         if not extra:
             return {"extra_bytes": 0, "floor_us": 0.0, "write_bandwidth_gb_s": None, "floor_p_star": 0.0,
-                    "store_ratio": None}
+                    "store_ratio": None, "serial_floor_us": 0.0, "serial_floor_p_star": 0.0,
+                    "serial_store_ratio": None}
         floor = floor_ns(values, extra)
+        serial = None if layout is None else serial_floor_ns(values, layout, extra_slots(*config[1:]))
+        window = values["verify", *config] - values["verify", config[0], config[1], 0]
         return {"extra_bytes": extra, "floor_us": floor / 1e3,
                 "write_bandwidth_gb_s": extra / floor if floor > 0 else None,
-                "floor_p_star": floor_statistic(values), "store_ratio": self.store_ratio(config)(values)}
+                "floor_p_star": floor_statistic(values), "store_ratio": self.store_ratio(config)(values),
+                "serial_floor_us": None if serial is None else serial / 1e3,
+                "serial_floor_p_star": None if serial is None else self.serial_floor_p_star(config)(values),
+                "serial_store_ratio": None if serial is None or serial <= 0 else window / serial}
 
     def _ort_row(self, work: Workload, path: str, seq_len: int, ort: OrtSide) -> dict:
         row: dict = {"dtype": self.dtype, "shape": self.shape.label, "path": path, "T": seq_len}
@@ -394,7 +438,7 @@ class _Group:
     def release(self) -> None:
         for work in self.work.values():
             work.release()
-        for store in self.stores.values():
+        for store in (*self.stores.values(), *self.serial.values()):
             store.release()
 
 

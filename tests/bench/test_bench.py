@@ -242,6 +242,10 @@ def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
     # the window's extra bytes (T = 4: 3 slots at W = 4 and W = 8) against the plain store kernel's floor
     floors = {(r["dtype"], r["W"]): r["extra_bytes"] for r in results["rollback"] if r["T"] == 4}
     assert {floors[d, w] for d, w in floors if d == "float32"} == {3 * 2 * 8 * 8 * 4}
+    # and against the serial floor: the kernel's own workgroups storing those slots one after another
+    assert all(isinstance(r["serial_floor_us"], float) and r["serial_floor_p_star"] is not None
+               for r in results["rollback"] if r["extra_bytes"])
+    assert "stores / serial floor" in (tmp_path / "report.md").read_text()
     names = {g["name"] for g in results["gates"]}
     assert {"stores vs floor W=4", "decoder p* W=4", "decoder p* W=8"} <= names
     assert "stores vs floor W=8" not in names  # T = 4 < W = 8

@@ -16,7 +16,18 @@ from fuzz.bench.decoder_view import RERUN, SELECT, WALL, WINDOW, DecoderSeries
 from fuzz.bench.report import verdict_counts
 from fuzz.bench.rollback import Acceptance
 from fuzz.bench.runner import TEMPLATE_PATH, template_names
-from fuzz.bench.store_floor import EMPTY, STORE, PlainStore, extra_slots, floor_ns, stored_bytes
+from fuzz.bench.store_floor import (
+    EMPTY,
+    SERIAL,
+    STORE,
+    PlainStore,
+    SerialStore,
+    SlotLayout,
+    extra_slots,
+    floor_ns,
+    serial_floor_ns,
+    stored_bytes,
+)
 
 
 def _interval(low: float, high: float) -> Interval:
@@ -146,6 +157,43 @@ def test_plain_store_kernel_stores_every_vector_and_the_empty_one_none(need) -> 
         np.testing.assert_array_equal(words, np.stack([index, index ^ 1, index ^ 2, index ^ 3], axis=1))
     finally:
         store.release()
+
+
+@pytest.mark.parametrize(("invocations", "tile_vectors"), [(8, 2), (5, 2), (64, 1)])
+def test_serial_store_kernel_stores_each_workgroups_tile_of_each_slot(need, invocations: int,
+                                                                        tile_vectors: int) -> None:
+    """The serial floor's instrument: ``n`` slots of ``[B, H, d_k, d_v]`` stored, every vector of them by the
+    workgroup whose tile of ``d_v`` it lies in, and nothing past them; also where the invocations do not divide
+    the tile (5) or outnumber it (64)."""
+    from kernels.device import get_device
+
+    need("wgpu")
+    device = get_device("wgpu")
+    batch, heads, rows, row_vectors = 2, 3, 4, 3 * tile_vectors
+    layout = SlotLayout((row_vectors // tile_vectors, heads, batch), invocations, rows, tile_vectors, row_vectors)
+    store = SerialStore(device, layout, (1, 2, 3))
+    try:
+        device.upload(np.zeros(store.buffer.shape, np.uint32), "zeros", into=store.buffer)
+        times = store.sampler("2", "timestamp-query" in device.features)(1)
+        assert times.shape == (1,) and times[0] > 0
+        words = device.download(store.buffer).reshape(3, batch, heads, rows, row_vectors, 4)
+        assert not words[2].any() and (words[:2, ..., 0] > 0).all()
+        stored = words[:2]
+        index = np.indices(stored.shape[:-1])  # slot, batch, head, row, vector of the row
+        np.testing.assert_array_equal(stored[..., 1], index[4] // tile_vectors)  # workgroup x: the tile
+        np.testing.assert_array_equal(stored[..., 2], index[2])  # workgroup y: the head
+        np.testing.assert_array_equal(stored[..., 3], index[1])  # workgroup z: the batch
+        np.testing.assert_array_equal(words[1, ..., 0], words[0, ..., 0] + 1)  # the next slot, the same lanes
+        assert set(store.series(False)) == {(SERIAL, layout, n) for n in (1, 2, 3)}
+    finally:
+        store.release()
+
+
+def test_serial_floor_is_the_extra_slots_beyond_the_one_a_call_stores() -> None:
+    layout = SlotLayout((8, 32, 1), 128, 128, 2, 16)
+    assert layout.slot_vectors == 32 * 128 * 16
+    values = {(SERIAL, layout, 1): 10.0, (SERIAL, layout, 8): 31.0}
+    assert serial_floor_ns(values, layout, 7) == 21.0
 
 
 def test_usage_errors_for_templates(tmp_path: Path, capsys) -> None:
