@@ -84,7 +84,8 @@ def main() -> None:
             print(f"{dtype}: {name} ({groups:4d} workgroups, {layout.tile_vectors * 16:3d} B of each "
                   f"{layout.row_vectors * 16} B row): t(1) {one:.2f} us; {SLOTS} slots {mid:.2f} us [{q1:.2f}, "
                   f"{q3:.2f}] = {mid / floor[0]:.2f}x the plain kernel", flush=True)
-        for store in (plain, *stores.values()):
+        plain.release()
+        for store in stores.values():
             store.release()
 
 
