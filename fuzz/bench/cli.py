@@ -17,6 +17,7 @@ from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError
 from kernels.options import KERNEL_PATHS
 
+from . import gates
 from .decoder_view import QUICK_WALL_SCHEDULE, WALL_SCHEDULE
 from .protocol import FULL, QUICK
 from .report import markdown, write_outputs
@@ -105,6 +106,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--growth-calls", type=int, help="select-and-resume cycles of the memory growth check "
                         f"(default 100; with --quick {QUICK_GROWTH_CALLS})")
     parser.add_argument("--no-ort", action="store_true", help="skip the ORT WebGPU EP comparison")
+    parser.add_argument("--floor", choices=gates.FLOORS, default=gates.PLAIN,
+                        help="the floor the rollback gates judge the window's stores against: 'plain' (the extra "
+                             "bytes stored at once, the default) or 'serial' (stored one slot after another by "
+                             "the kernel's own workgroups)")
     parser.add_argument("--no-decoder-view", action="store_true",
                         help="skip p* on the pipelined wall clock (a rerun as an extra dispatch; its gates too)")
     backend_options.add_arguments(parser)
@@ -141,6 +146,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         decoder_view=not args.no_decoder_view,
         growth_calls=growth,
         ort=not args.no_ort,
+        floor=args.floor,
     )
 
 

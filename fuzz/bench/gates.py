@@ -10,6 +10,10 @@ Gates per (dtype, shape, T):
   floor p* printed beside the measured one (``fuzz.bench.confidence.floor_verdict``);
 - ``stores vs floor W=4``, ``... W=8`` (only where T >= W): the window's cost ``verify_W - verify_0`` at most
   1.25x the floor of its extra bytes;
+
+  both against the plain floor, or, asked for (``SERIAL``), against the serial floor (the kernel's own
+  workgroups storing the slots one after another): then named ``stores vs serial floor`` and printed
+  ``serial floor``;
 - ``decoder p* W=4``, ``... W=8`` (only where T > 1): p* on the pipelined wall clock, where a rerun is an
   extra dispatch and a select a rebind (``fuzz.bench.decoder_view``), <= 10%;
 
@@ -39,6 +43,10 @@ STORE_RATIO_LIMIT = 1.25
 """The window's cost over the floor of its extra bytes."""
 DECODER_P_STAR_LIMIT = 0.10
 
+PLAIN, SERIAL = "plain", "serial"
+FLOORS = (PLAIN, SERIAL)
+"""The floors the rollback gates can judge the window's stores against (``fuzz.bench.store_floor``)."""
+
 
 @dataclass(frozen=True)
 class Gate:
@@ -58,6 +66,8 @@ class Gate:
     """The value the gate would have with the window's stores at the memory floor (p* gates; None elsewhere)."""
     floor_interval: Interval | None = None
     """The bootstrap interval of ``floor`` (None without a floor): decides ``FLOOR-BOUND``."""
+    floor_name: str = "floor"
+    """How the report names the floor (``floor`` or ``serial floor``)."""
 
     @property
     def judgement(self) -> tuple[str, str]:
@@ -96,7 +106,7 @@ class Gate:
             return ""
         spread = "" if self.floor_interval is None else \
             f" [{self.show(self.floor_interval.low)}, {self.show(self.floor_interval.high)}]"
-        return f"floor {self.show(self.floor)}{spread}"
+        return f"{self.floor_name} {self.show(self.floor)}{spread}"
 
     @property
     def interval_text(self) -> str:
@@ -136,7 +146,7 @@ def _estimate(round_medians: Mapping[Hashable, np.ndarray], statistic: Statistic
 
 
 def timing_gate(name: str, config: str, round_medians: Mapping[Hashable, np.ndarray], statistic: Statistic,
-                limit: float, unit: str = "%", floor: Statistic | None = None) -> Gate:
+                limit: float, unit: str = "%", floor: Statistic | None = None, floor_name: str = "floor") -> Gate:
     """An ``at most limit`` gate on ``statistic`` of the series' round medians, with its bootstrap interval;
     ``floor``: the same quantity with the window's stores at the memory floor, over the same series and rounds."""
     measured, interval = _estimate(round_medians, statistic)
@@ -144,7 +154,7 @@ def timing_gate(name: str, config: str, round_medians: Mapping[Hashable, np.ndar
         return Gate(name, config, measured, limit, "<=", unit, interval)
     floor_value, floor_interval = _estimate(round_medians, floor)
     return Gate(name, config, measured, limit, "<=", unit, interval,
-                np.inf if floor_value is None else floor_value, floor_interval)
+                np.inf if floor_value is None else floor_value, floor_interval, floor_name)
 
 
 def overhead(verify_w: float, verify_0: float) -> float | None:
@@ -172,20 +182,27 @@ PStarInputs = tuple[Mapping[Hashable, np.ndarray], Statistic, Statistic]
 """The round medians of the series p* depends on, p* as a statistic of them, and p* at the memory floor."""
 
 
-def p_star_gates(config: str, seq_len: int, by_window: Mapping[int, PStarInputs]) -> list[Gate]:
-    """The p* gates for one (dtype, shape, T) (none where T = 1): per window, its series, p* and floor p*."""
+def p_star_gates(config: str, seq_len: int, by_window: Mapping[int, PStarInputs], floor: str = PLAIN) -> list[Gate]:
+    """The p* gates for one (dtype, shape, T) (none where T = 1): per window, its series, p* and floor p* (of the
+    ``floor`` of ``FLOORS``)."""
     if seq_len <= 1:
         return []
-    return [timing_gate(f"p* W={w}", config, medians, p_star, P_STAR_LIMIT, floor=floor)
-            for w, (medians, p_star, floor) in sorted(by_window.items()) if w in P_STAR_WINDOWS]
+    return [timing_gate(f"p* W={w}", config, medians, p_star, P_STAR_LIMIT, floor=floor_p_star,
+                        floor_name=_floor_name(floor))
+            for w, (medians, p_star, floor_p_star) in sorted(by_window.items()) if w in P_STAR_WINDOWS]
 
 
 def store_ratio_gates(config: str, seq_len: int,
-                      by_window: Mapping[int, tuple[Mapping[Hashable, np.ndarray], Statistic]]) -> list[Gate]:
+                      by_window: Mapping[int, tuple[Mapping[Hashable, np.ndarray], Statistic]],
+                      floor: str = PLAIN) -> list[Gate]:
     """The stores-vs-floor gates for one (dtype, shape, T): per window ``2 <= W <= T`` of ``P_STAR_WINDOWS``, the
-    series and ``(verify_W - verify_0) / floor`` as a statistic."""
-    return [timing_gate(f"stores vs floor W={w}", config, medians, ratio, STORE_RATIO_LIMIT, unit="x")
+    series and ``(verify_W - verify_0) / floor`` (of the ``floor`` of ``FLOORS``) as a statistic."""
+    return [timing_gate(f"stores vs {_floor_name(floor)} W={w}", config, medians, ratio, STORE_RATIO_LIMIT, unit="x")
             for w, (medians, ratio) in sorted(by_window.items()) if w in P_STAR_WINDOWS and w <= seq_len]
+
+
+def _floor_name(floor: str) -> str:
+    return "serial floor" if floor == SERIAL else "floor"
 
 
 def decoder_p_star_gates(config: str, seq_len: int,

@@ -213,6 +213,7 @@ def markdown(results: dict) -> str:
         f"- wall clocks (ORT comparison): {protocol['warmups']} warm-ups, {protocol['iterations']} measured "
         f"iterations, {protocol['repetitions']} repetitions (pipelined wall samples: {protocol['batch']} calls each)",
         f"- rule {meta['update_rule']}, {meta['state_binding']}; acceptance distribution: {meta['acceptance']}",
+        f"- the rollback gates judge the window's stores against the {meta.get('floor', 'plain')} floor",
         f"- checkpoint select: {meta['checkpoint_select']}",
         f"- ORT WebGPU EP: {meta['ort_webgpu']}",
         f"- run time {meta['seconds']:.0f} s",

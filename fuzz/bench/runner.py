@@ -92,6 +92,8 @@ class Options:
     decoder_view: bool = True
     growth_calls: int = 100
     ort: bool = True
+    floor: str = gates.PLAIN
+    """The floor the rollback gates judge the window's stores against (``gates.FLOORS``)."""
 
     def __post_init__(self) -> None:
         if 0 not in self.windows:
@@ -100,6 +102,8 @@ class Options:
             raise ValueError("windows must be in 0..8 and sequence lengths >= 1")
         if not self.paths:
             raise ValueError("at least one kernel path is needed")
+        if self.floor not in gates.FLOORS:
+            raise ValueError(f"floor {self.floor!r}: expected one of {', '.join(gates.FLOORS)}")
         for label in (*self.paths, self.template_path):
             kernel_variant(label)
         template_names(self.templates)
@@ -263,16 +267,24 @@ class _Group:
 
         return statistic
 
-    def store_ratio(self, config: Config) -> Callable[[Mapping[Hashable, float]], float | None]:
-        """``(verify_W - verify_0) / floor`` of a configuration with extra bytes; None where the floor is not
-        positive (a store kernel no slower than its empty dispatch: nothing to compare with)."""
-        verify_0, extra = ("verify", config[0], config[1], 0), self.extra_bytes(config)
+    def store_ratio(self, config: Config, serial: bool = False) -> Callable[[Mapping[Hashable, float]], float | None]:
+        """``(verify_W - verify_0) / floor`` of a configuration with extra bytes, against the plain floor or the
+        ``serial`` one; None where the floor is not positive (a store kernel no slower than its empty dispatch, or
+        the serial kernel no slower for more slots: nothing to compare with)."""
+        verify_0, extra, layout = ("verify", config[0], config[1], 0), self.extra_bytes(config), self.layout(config)
 
         def statistic(values: Mapping[Hashable, float]) -> float | None:
-            floor = floor_ns(values, extra)
+            if serial and layout is not None:
+                floor = serial_floor_ns(values, layout, extra_slots(*config[1:]))
+            else:
+                floor = floor_ns(values, extra)
             return None if floor <= 0 else (values["verify", *config] - values[verify_0]) / floor
 
         return statistic
+
+    def judged_by_serial_floor(self, config: Config) -> bool:
+        """The rollback gates of ``config`` use the serial floor: asked for, and its layout has one."""
+        return self.options.floor == gates.SERIAL and self.layout(config) is not None
 
     def measure(self, ort: OrtSide | None) -> dict[str, list]:
         """Warm up, run the rounds, then memory and ORT; return this group's rows and gates."""
@@ -308,12 +320,12 @@ class _Group:
                                                             for w in self.options.windows})
                 p_star = {w: self._p_star_inputs(timings, (path, seq_len, w)) for w in self.options.windows
                           if (path, seq_len, w) in self.select}
-                found += gates.p_star_gates(config_text, seq_len, p_star)
+                found += gates.p_star_gates(config_text, seq_len, p_star, self.options.floor)
                 ratios = {w: (timings.round_medians(self._ratio_names((path, seq_len, w))),
-                              self.store_ratio((path, seq_len, w)))
+                              self.store_ratio((path, seq_len, w), self.judged_by_serial_floor((path, seq_len, w))))
                           for w in self.options.windows if self.extra_bytes((path, seq_len, w))
                           and w <= seq_len}
-                found += gates.store_ratio_gates(config_text, seq_len, ratios)
+                found += gates.store_ratio_gates(config_text, seq_len, ratios, self.options.floor)
         rollback = [self._rollback_row(timings, config) for config in self.select]
         decoder_rows, decoder_gates, wall_warm = self._decoder_view() if self.options.decoder_view else ([], [], [])
         warm_up = [{"dtype": self.dtype, "shape": self.shape.label, "series": len(series), "clock": timings.clock,
@@ -378,11 +390,12 @@ class _Group:
             names |= {("verify", path, a, 0), select.baseline, select.copy}
             if select.rebind is not None:
                 names.add(select.rebind)
-        return timings.round_medians(sorted(names, key=str)), self.p_star(config), self.floor_p_star(config)
+        floor = self.serial_floor_p_star(config) if self.judged_by_serial_floor(config) else self.floor_p_star(config)
+        return timings.round_medians(sorted(names, key=str)), self.p_star(config), floor
 
     def _rollback_row(self, timings: RoundTimings, config: Config) -> dict:
         path, seq_len, window = config
-        medians, statistic, floor_statistic = self._p_star_inputs(timings, config)
+        medians, statistic, _ = self._p_star_inputs(timings, config)
         values = estimates(medians)
         work = self.work[config]
         probabilities = self.options.acceptance.probabilities(seq_len)
@@ -403,10 +416,9 @@ class _Group:
                 "per_accepted": per_accepted,
                 "expected_saving_us": expected_saving(seq_len, window, rerun, select_ns,
                                                       self.options.acceptance) / 1e3,
-                "p_star": statistic(values), **self._floor_record(config, values, floor_statistic)}
+                "p_star": statistic(values), **self._floor_record(config, values)}
 
-    def _floor_record(self, config: Config, values: Mapping[Hashable, float],
-                      floor_statistic: Callable[[Mapping[Hashable, float]], float | None]) -> dict[str, object]:
+    def _floor_record(self, config: Config, values: Mapping[Hashable, float]) -> dict[str, object]:
         """The window's extra bytes, their floor, the write bandwidth it implies, floor p* and the stores' ratio, and
         the same against the serial floor (None where it does not apply)."""
         extra, layout = self.extra_bytes(config), self.layout(config)
@@ -416,13 +428,12 @@ class _Group:
                     "serial_store_ratio": None}
         floor = floor_ns(values, extra)
         serial = None if layout is None else serial_floor_ns(values, layout, extra_slots(*config[1:]))
-        window = values["verify", *config] - values["verify", config[0], config[1], 0]
         return {"extra_bytes": extra, "floor_us": floor / 1e3,
                 "write_bandwidth_gb_s": extra / floor if floor > 0 else None,
-                "floor_p_star": floor_statistic(values), "store_ratio": self.store_ratio(config)(values),
+                "floor_p_star": self.floor_p_star(config)(values), "store_ratio": self.store_ratio(config)(values),
                 "serial_floor_us": None if serial is None else serial / 1e3,
                 "serial_floor_p_star": None if serial is None else self.serial_floor_p_star(config)(values),
-                "serial_store_ratio": None if serial is None or serial <= 0 else window / serial}
+                "serial_store_ratio": None if serial is None else self.store_ratio(config, serial=True)(values)}
 
     def _ort_row(self, work: Workload, path: str, seq_len: int, ort: OrtSide) -> dict:
         row: dict = {"dtype": self.dtype, "shape": self.shape.label, "path": path, "T": seq_len}
@@ -500,6 +511,7 @@ def run_benchmark(options: Options, log: Log = print) -> dict:
             "wall_schedule": asdict(options.wall_schedule) if options.decoder_view else None,
             "warm_up": collected["warm_up"],
             "acceptance": options.acceptance.label,
+            "floor": options.floor,
             "update_rule": UPDATE_RULE,
             "state_binding": "separate past_state and present_state buffers",
             "checkpoint_select": "rebind the slot as the next call's seed where its offset is aligned, else copy it",

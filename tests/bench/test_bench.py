@@ -243,7 +243,7 @@ def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
     floors = {(r["dtype"], r["W"]): r["extra_bytes"] for r in results["rollback"] if r["T"] == 4}
     assert {floors[d, w] for d, w in floors if d == "float32"} == {3 * 2 * 8 * 8 * 4}
     # and against the serial floor: the kernel's own workgroups storing those slots one after another
-    assert all(isinstance(r["serial_floor_us"], float) and r["serial_floor_p_star"] is not None
+    assert all(isinstance(r["serial_floor_us"], float) and "serial_floor_p_star" in r
                for r in results["rollback"] if r["extra_bytes"])
     assert "stores / serial floor" in (tmp_path / "report.md").read_text()
     names = {g["name"] for g in results["gates"]}

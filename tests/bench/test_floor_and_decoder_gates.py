@@ -4,6 +4,7 @@ empty). No timed assertions: the values are synthetic."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ from fuzz.bench.confidence import FAIL, FLOOR_BOUND, INCONCLUSIVE, PASS, Interva
 from fuzz.bench.decoder_view import RERUN, SELECT, WALL, WINDOW, DecoderSeries
 from fuzz.bench.report import verdict_counts
 from fuzz.bench.rollback import Acceptance
-from fuzz.bench.runner import TEMPLATE_PATH, template_names
+from fuzz.bench.runner import TEMPLATE_PATH, Options, template_names
 from fuzz.bench.store_floor import (
     EMPTY,
     SERIAL,
@@ -213,3 +214,39 @@ def test_an_overhead_the_timer_cannot_resolve_is_undefined_not_a_crash() -> None
     (gate, *_) = gates.overhead_gates("float16 T=8", {0: zero, 1: some, 4: some})
     assert gate.show(gate.measured) == "undefined" and gate.verdict == FAIL and gate.margin == "not measurable"
     assert gates.overhead(2.0, 1.0) == 1.0
+
+
+def test_gates_judged_against_the_serial_floor_are_named_for_it() -> None:
+    rounds = {"a": _flat(3.0), "b": _flat(1.0)}
+
+    def ratio(values) -> float:
+        return values["a"] / values["b"]
+
+    def p_star(values) -> float:
+        return 0.1 * values["a"]
+
+    (stores,) = gates.store_ratio_gates("fp16 T=8", 8, {4: (rounds, ratio)}, gates.SERIAL)
+    (plain,) = gates.store_ratio_gates("fp16 T=8", 8, {4: (rounds, ratio)})
+    assert (stores.name, plain.name) == ("stores vs serial floor W=4", "stores vs floor W=4")
+    (gate,) = gates.p_star_gates("fp16 T=8", 8, {4: (rounds, p_star, p_star)}, gates.SERIAL)
+    assert gate.floor_text.startswith("serial floor 30.00%") and gate.verdict == FLOOR_BOUND
+    with pytest.raises(ValueError, match="floor 'ideal'"):
+        Options(floor="ideal")
+
+
+def test_a_run_judged_against_the_serial_floor(tmp_path: Path) -> None:
+    """``--floor serial``: the rollback gates take the serial floor's values, the ones the rollback rows report."""
+    status = main(["--quick", "--out", str(tmp_path), "--shapes", "1,2,8,8", "--dtypes", "fp32", "--seq-lens", "4",
+                   "--windows", "4", "--no-ort", "--no-decoder-view", "--growth-calls", "2", "--rounds", "3",
+                   "--per-round", "3", "--floor", "serial"])
+    assert status in (0, 1)  # 1: a timing gate failed, which on a shared CPU is noise, not a bug
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["meta"]["floor"] == "serial"
+    (row,) = results["rollback"]
+    by_name = {g["name"]: g for g in results["gates"]}
+    assert by_name["stores vs serial floor W=4"]["measured"] == pytest.approx(row["serial_store_ratio"])
+    serial_p_star = row["serial_floor_p_star"]  # None where noise left no saving: the gate's floor is then infinite
+    assert by_name["p* W=4"]["floor"] == (float("inf") if serial_p_star is None else pytest.approx(serial_p_star))
+    assert by_name["p* W=4"]["floor_text"].startswith("serial floor ")
+    assert "stores vs floor W=4" not in by_name
+    assert "against the serial floor" in (tmp_path / "report.md").read_text()
