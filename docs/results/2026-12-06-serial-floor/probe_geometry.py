@@ -1,6 +1,6 @@
 """What the serial floor waits on: the same seven slots stored one after another from other workgroup geometries.
 
-``python docs/results/2026-12-06-h100-serial-floor/probe_geometry.py`` (from the repository root, on wgpu-native
+``python docs/results/2026-12-06-serial-floor/probe_geometry.py`` (from the repository root, on wgpu-native
 with GPU timestamps) prints one line per geometry. Each geometry is a ``fuzz.bench.store_floor.SlotLayout`` of the
 reference slot (``B=1, H=32, d_k=d_v=128``: rows of 256 bytes in fp16, 512 in fp32) timed with the bench's own
 ``SerialStore``: seven slots are ``t(8 slots) - t(1 slot)``, as in the bench. It varies
