@@ -45,9 +45,9 @@ DEFINITIONS = """\
   dispatch storing nothing, on the kernel clock in the same rounds; write bandwidth = bytes / floor. Floor p*:
   p* with verify_W - verify_0 replaced by the floor. A p* gate whose floor p* interval lies wholly above its
   threshold is FLOOR-BOUND (no kernel could meet it), printed with the floor p*; stores vs floor:
-  (verify_W - verify_0) / floor at T >= W. Serial floor (reported, no gate): the same slots stored one after
-  another by the kernel's own workgroups, each its tile of each row, with nothing else to do (1 + extra slots
-  minus 1 slot): the floor of a kernel that stores each checkpoint when its token is done.
+  (verify_W - verify_0) / floor at T >= W. Serial floor (the gates' floor only with --floor serial): the same
+  slots stored one after another by the kernel's own workgroups, each its tile of each row, with nothing else to
+  do (1 + extra slots minus 1 slot): the floor of a kernel that stores each checkpoint when its token is done.
 - Decoder p*: p* on the pipelined wall clock (each call its own submission, back to back, one fence per
   batch), where a rerun is an extra dispatch of the accepted prefix (measured as [verify_0, rerun] minus
   [verify_0]) and a select is a rebind (measured as [call, call seeded from the slot] minus [call, call]);

@@ -246,24 +246,28 @@ class _Group:
 
         return statistic
 
-    def floor_p_star(self, config: Config) -> Callable[[Mapping[Hashable, float]], float | None]:
-        """p* of a windowed configuration if its extra bytes cost their floor and nothing more."""
-        verify_0, extra = ("verify", config[0], config[1], 0), self.extra_bytes(config)
+    def floor(self, config: Config, serial: bool = False) -> Callable[[Mapping[Hashable, float]], float]:
+        """The floor of ``config``'s extra slots as a function of one estimate per series: the plain floor, or the
+        ``serial`` one where its layout has one; 0 without extra slots."""
+        extra, layout = extra_slots(*config[1:]), self.layout(config)
+        nbytes = self.extra_bytes(config)
 
-        def statistic(values: Mapping[Hashable, float]) -> float | None:
-            floor = floor_ns(values, extra) if extra else 0.0
-            return break_even(values[verify_0] + floor, values[verify_0], self.saving(config, values))
+        def statistic(values: Mapping[Hashable, float]) -> float:
+            if not extra:
+                return 0.0
+            if serial and layout is not None:
+                return serial_floor_ns(values, layout, extra)
+            return floor_ns(values, nbytes)
 
         return statistic
 
-    def serial_floor_p_star(self, config: Config) -> Callable[[Mapping[Hashable, float]], float | None]:
-        """p* of a windowed configuration if its extra slots cost their serial floor and nothing more."""
-        verify_0, layout = ("verify", config[0], config[1], 0), self.layout(config)
-        extra = extra_slots(*config[1:])
+    def floor_p_star(self, config: Config, serial: bool = False) -> Callable[[Mapping[Hashable, float]], float | None]:
+        """p* of a windowed configuration if its extra slots cost their floor (plain or ``serial``) and nothing
+        more."""
+        verify_0, floor = ("verify", config[0], config[1], 0), self.floor(config, serial)
 
         def statistic(values: Mapping[Hashable, float]) -> float | None:
-            floor = serial_floor_ns(values, layout, extra) if extra and layout is not None else 0.0
-            return break_even(values[verify_0] + floor, values[verify_0], self.saving(config, values))
+            return break_even(values[verify_0] + floor(values), values[verify_0], self.saving(config, values))
 
         return statistic
 
@@ -271,14 +275,11 @@ class _Group:
         """``(verify_W - verify_0) / floor`` of a configuration with extra bytes, against the plain floor or the
         ``serial`` one; None where the floor is not positive (a store kernel no slower than its empty dispatch, or
         the serial kernel no slower for more slots: nothing to compare with)."""
-        verify_0, extra, layout = ("verify", config[0], config[1], 0), self.extra_bytes(config), self.layout(config)
+        verify_0, floor = ("verify", config[0], config[1], 0), self.floor(config, serial)
 
         def statistic(values: Mapping[Hashable, float]) -> float | None:
-            if serial and layout is not None:
-                floor = serial_floor_ns(values, layout, extra_slots(*config[1:]))
-            else:
-                floor = floor_ns(values, extra)
-            return None if floor <= 0 else (values["verify", *config] - values[verify_0]) / floor
+            stored = floor(values)
+            return None if stored <= 0 else (values["verify", *config] - values[verify_0]) / stored
 
         return statistic
 
@@ -390,8 +391,8 @@ class _Group:
             names |= {("verify", path, a, 0), select.baseline, select.copy}
             if select.rebind is not None:
                 names.add(select.rebind)
-        floor = self.serial_floor_p_star(config) if self.judged_by_serial_floor(config) else self.floor_p_star(config)
-        return timings.round_medians(sorted(names, key=str)), self.p_star(config), floor
+        return (timings.round_medians(sorted(names, key=str)), self.p_star(config),
+                self.floor_p_star(config, self.judged_by_serial_floor(config)))
 
     def _rollback_row(self, timings: RoundTimings, config: Config) -> dict:
         path, seq_len, window = config
@@ -432,7 +433,7 @@ class _Group:
                 "write_bandwidth_gb_s": extra / floor if floor > 0 else None,
                 "floor_p_star": self.floor_p_star(config)(values), "store_ratio": self.store_ratio(config)(values),
                 "serial_floor_us": None if serial is None else serial / 1e3,
-                "serial_floor_p_star": None if serial is None else self.serial_floor_p_star(config)(values),
+                "serial_floor_p_star": None if serial is None else self.floor_p_star(config, serial=True)(values),
                 "serial_store_ratio": None if serial is None else self.store_ratio(config, serial=True)(values)}
 
     def _ort_row(self, work: Workload, path: str, seq_len: int, ort: OrtSide) -> dict:

@@ -245,6 +245,10 @@ def test_a_run_judged_against_the_serial_floor(tmp_path: Path) -> None:
     (row,) = results["rollback"]
     by_name = {g["name"]: g for g in results["gates"]}
     assert by_name["stores vs serial floor W=4"]["measured"] == pytest.approx(row["serial_store_ratio"])
+    window_us = row["verify_W_us"] - row["verify_0_us"]
+    for ratio, floor in (("serial_store_ratio", "serial_floor_us"), ("store_ratio", "floor_us")):
+        # each ratio against the floor the row reports; none where noise left the floor at or below zero
+        assert row[ratio] == (None if row[floor] <= 0 else pytest.approx(window_us / row[floor]))
     serial_p_star = row["serial_floor_p_star"]  # None where noise left no saving: the gate's floor is then infinite
     assert by_name["p* W=4"]["floor"] == (float("inf") if serial_p_star is None else pytest.approx(serial_p_star))
     assert by_name["p* W=4"]["floor_text"].startswith("serial floor ")
