@@ -22,6 +22,12 @@ NPM_PROJECT = ("package.json", "package-lock.json", ".npmrc")
 (onnxruntime-node's would download CUDA binaries)."""
 
 
+def run(command: list[str], cwd: Path | None = None) -> None:
+    """Run an install command, its output passed on (npm's stdout dropped: a progress summary); raise
+    ``CalledProcessError`` when it fails."""
+    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL if command[0] == "npm" else None)
+
+
 def stamp_name(source: Path) -> str:
     """``.installed-`` and the first 16 hex digits of the file's SHA-256 (``sha256sum | cut -c1-16``)."""
     return ".installed-" + hashlib.sha256(source.read_bytes()).hexdigest()[:16]
@@ -80,8 +86,7 @@ class NpmPackages(Part):
         self.folder.mkdir(parents=True, exist_ok=True)
         for name in NPM_PROJECT:
             shutil.copyfile(RUNNER / name, self.folder / name)
-        subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-                       cwd=self.folder, stdout=subprocess.DEVNULL, check=True)
+        run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=self.folder)
 
 
 class BuiltinEnvironment(Part):
@@ -102,9 +107,8 @@ class BuiltinEnvironment(Part):
     def _make(self, log: Callable[[str], None]) -> None:
         log(f"creating {self.folder} ({self.name})")
         shutil.rmtree(self.folder, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(self.folder)], check=True)
-        subprocess.run([str(self.folder / "bin" / "python"), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)],
-                       check=True)
+        run([sys.executable, "-m", "venv", str(self.folder)])
+        run([str(self.folder / "bin" / "python"), "-m", "pip", "install", "-q", "-r", str(REQUIREMENTS)])
 
 
 PARTS: tuple[type[Part], ...] = (NpmPackages, BuiltinEnvironment)
