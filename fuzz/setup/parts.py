@@ -37,20 +37,18 @@ class Part(ABC):
     """One part: where it goes in a home, whether it is in place, what it needs from the system, how it is made."""
 
     name: str
+    relative: str
+    """Its folder in a home."""
+    stamped: str
+    """The folder in it that holds the stamp (the one its installer makes)."""
     source: Path
     """The file its stamp is a digest of."""
     needs: system.SystemPackage
 
     def __init__(self, home: Path) -> None:
         self.home = home
-
-    @property
-    @abstractmethod
-    def folder(self) -> Path: ...
-
-    @property
-    @abstractmethod
-    def stamp_folder(self) -> Path: ...
+        self.folder = home / self.relative
+        self.stamp_folder = self.folder / self.stamped
 
     def in_place(self) -> bool:
         return (self.stamp_folder / stamp_name(self.source)).is_file()
@@ -70,16 +68,9 @@ class NpmPackages(Part):
     """The pinned npm packages of the JS runner (onnxruntime-node, onnxruntime-web, puppeteer-core): ``npm ci``."""
 
     name = "the JS runner's npm packages"
+    relative, stamped = NPM_FOLDER, "node_modules"
     source = RUNNER / "package-lock.json"
     needs = system.NODE
-
-    @property
-    def folder(self) -> Path:
-        return self.home / NPM_FOLDER
-
-    @property
-    def stamp_folder(self) -> Path:
-        return self.folder / "node_modules"
 
     def _make(self, log: Callable[[str], None]) -> None:
         log(f"installing {self.name} in {self.folder} (npm ci, install scripts off)")
@@ -93,16 +84,9 @@ class BuiltinEnvironment(Part):
     """The virtual environment of onnxruntime-webgpu 1.27.0, apart from this one's onnxruntime."""
 
     name = "the onnxruntime-webgpu 1.27.0 environment"
+    relative, stamped = VENV, ""
     source = REQUIREMENTS
     needs = system.PYTHON_VENV
-
-    @property
-    def folder(self) -> Path:
-        return self.home / VENV
-
-    @property
-    def stamp_folder(self) -> Path:
-        return self.folder
 
     def _make(self, log: Callable[[str], None]) -> None:
         log(f"creating {self.folder} ({self.name})")
