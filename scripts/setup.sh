@@ -26,7 +26,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-system) SYSTEM=0 ;;
     --no-browser) BROWSER=0 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "usage: bash scripts/setup.sh [--no-system] [--no-browser]" >&2; exit 2 ;;
   esac
 done
