@@ -40,8 +40,8 @@ def _output(command: list[str]) -> str | None:
 
 def node() -> str | None:
     """``Node.js vX and npm`` when both are on PATH (``$LAFUZZ_NODE`` for node) and Node is recent enough."""
-    node, npm = os.environ.get("LAFUZZ_NODE") or shutil.which("node"), shutil.which("npm")
-    version = _output([node, "--version"]) if node and npm else None
+    program, npm = os.environ.get("LAFUZZ_NODE") or shutil.which("node"), shutil.which("npm")
+    version = _output([program, "--version"]) if program and npm else None
     major = version.lstrip("v").split(".")[0] if version else ""
     return f"Node.js {version} and npm" if major.isdigit() and int(major) >= NODE_MAJOR else None
 
