@@ -16,7 +16,7 @@ from fuzz import data_dir
 from fuzz.backends import Unavailable
 from fuzz.backends.ort_node import node_command, npm_folder
 from fuzz.backends.ort_webgpu_builtin import interpreter
-from fuzz.setup import cli, parts
+from fuzz.setup import cli, parts, system
 
 
 @pytest.fixture
@@ -171,3 +171,20 @@ def test_a_failed_install_is_exit_1_and_the_other_part_is_still_installed(homes,
     assert "ERROR: the JS runner's npm packages not installed in" in out, out
     assert parts.BuiltinEnvironment(homes[0]).in_place()
     assert not parts.NpmPackages(homes[0]).in_place()
+
+
+@pytest.mark.parametrize(("version", "found"), [("25.0.7-2~bpo12+1", True), ("1:25.2.0-1", True),
+                                                ("22.3.6-1+deb12u1", False)])
+def test_lavapipe_counts_from_mesa_25(monkeypatch, version: str, found: bool) -> None:
+    monkeypatch.setattr(system.glob, "glob", lambda pattern: [pattern])
+    monkeypatch.setattr(system.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(system, "_output", lambda command: version)
+    assert (system.lavapipe() is not None) is found
+
+
+@pytest.mark.parametrize(("version", "found"), [("v20.20.2", True), ("v18.19.0", True), ("v16.20.2", False)])
+def test_node_counts_from_18(monkeypatch, version: str, found: bool) -> None:
+    monkeypatch.setattr(system.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.delenv("LAFUZZ_NODE", raising=False)
+    monkeypatch.setattr(system, "_output", lambda command: version)
+    assert (system.node() is not None) is found
