@@ -106,10 +106,10 @@ TIERS = (
          max_cost=1 << 22, examples=12, chunked_units=0.5),
     Tier("long large", 0.015, head_sizes=(64, 65, 96, 127, 128, 128, 128, 129),
          max_heads=2, seq_lens=(FEW_CHUNKS, TENS_OF_CHUNKS, HUNDREDS_OF_CHUNKS), max_batch=1,
-         max_cost=1 << 25, examples=4, seconds=12.0, chunked_units=0.3, specialised=True),
+         max_cost=1 << 25, examples=4, seconds=12.0, chunked_units=0.2, specialised=True),
     Tier("long largest", 0.01, head_sizes=(192, 193, 255, 256, 256, 256),
          max_heads=1, seq_lens=(FEW_CHUNKS, (16 * CHUNK_SIZE - 1, 32 * CHUNK_SIZE + 1)), max_batch=1,
-         max_cost=1 << 25, examples=4, seconds=12.0, chunked_units=0.3, specialised=True),
+         max_cost=1 << 25, examples=4, seconds=12.0, chunked_units=0.2, specialised=True),
 )
 """The tiers, as data (a tier's name is its key in summaries and ``ORT_HEAD_SIZES``). The long tiers reach the
 prefill lengths of real prompts at a cost the measured calls set (``LONG_CALLS``): small heads at any length; heads
