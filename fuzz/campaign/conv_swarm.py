@@ -71,7 +71,7 @@ CONV_TIERS = (
     ConvTier("conv small", 0.6, max_channels=16, seq_lens=((1, 8), (1, 8), (1, 16)), max_elements=1 << 11),
     ConvTier("conv medium", 0.3, max_channels=256, seq_lens=((1, 8), (1, 16), (9, 32)), max_elements=1 << 14),
     ConvTier("conv large", 0.1, max_channels=2048, seq_lens=((1, 8), (17, 64)), max_elements=1 << 16),
-    ConvTier("conv long", 0.08, max_channels=8192, seq_lens=(FEW_CHUNKS, TENS_OF_CHUNKS, HUNDREDS_OF_CHUNKS),
+    ConvTier("conv long", 0.15, max_channels=8192, seq_lens=(FEW_CHUNKS, TENS_OF_CHUNKS, HUNDREDS_OF_CHUNKS),
              max_elements=1 << 22, examples=6),
 )
 """The conv tiers, as data. ``conv long`` convolves prompts of the lengths LinearAttention's long tiers prefill

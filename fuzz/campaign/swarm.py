@@ -6,9 +6,10 @@ draws the features masking a bug explores the rest of the space more deeply. Her
 ``UnitPlan`` is drawn from its seed alone (so ``--seed`` reproduces every unit, shards included):
 
 - a size tier (``TIERS``): most units small and fast, some at the sizes real models use (head sizes
-  of 64-256, up to 32 heads, prefill chunks of up to 64 tokens, batch up to 4), budgeted by cost: a
-  tier caps state size times sequence length (so 32 heads come with small heads, d = 256 with few,
-  64 tokens with a small state), and a unit stops drawing examples after ``UNIT_SECONDS``; the
+  of 64-256, up to 32 heads, batch up to 4), a few at the lengths of real prompts (to 2049 tokens, over
+  a hundred chunks of the chunked prefill), budgeted by cost: a tier caps state size times sequence
+  length (so 32 heads come with small heads, d = 256 with few, a long call with a small state), and a
+  unit stops drawing examples after ``UNIT_SECONDS`` (a long tier's: fewer examples, its own time); the
   first ``WARM_UP_ROUNDS`` keep to the small tier;
 - within the tier, a pool of one or two head sizes weighted towards the sizes models use, odd and
   non-power-of-two sizes, and sizes on both sides of each boundary of the kernel's geometry classes
@@ -101,9 +102,9 @@ TIERS = (
     Tier("large", 0.1, head_sizes=(64, 64, 96, 128, 128, 128, 129, 160, 192, 193, 255, 256, 256),
          max_heads=32, seq_lens=((1, 8), (1, 8), (9, 16), (17, 64)), max_batch=4,
          max_cost=1 << 17, specialised=True),
-    Tier("long", 0.06, head_sizes=(1, 2, 3, 4, 5, 8, 9, 16, 16, 17, 31, 32, 32, 33),
+    Tier("long", 0.15, head_sizes=(1, 2, 3, 4, 5, 8, 9, 16, 16, 17, 31, 32, 32, 33),
          max_heads=8, seq_lens=(FEW_CHUNKS, TENS_OF_CHUNKS, HUNDREDS_OF_CHUNKS), max_batch=2,
-         max_cost=1 << 22, examples=12, chunked_units=0.5),
+         max_cost=1 << 22, examples=12, chunked_units=0.6),
     Tier("long large", 0.015, head_sizes=(64, 65, 96, 127, 128, 128, 128, 129),
          max_heads=2, seq_lens=(FEW_CHUNKS, TENS_OF_CHUNKS, HUNDREDS_OF_CHUNKS), max_batch=1,
          max_cost=1 << 25, examples=4, seconds=12.0, chunked_units=0.2, specialised=True),

@@ -22,7 +22,7 @@ def test_plans_reach_what_the_old_slice_never_did() -> None:
     plans = [swarm.plan(seed, 50) for seed in SEEDS]
     tiers = Counter(p.tier for p in plans)
     assert set(tiers) == {t.name for t in swarm.TIERS}
-    assert tiers["small"] > tiers["medium"] > tiers["large"] > tiers["long"] > tiers["long large"]
+    assert tiers["small"] > tiers["medium"] > tiers["long"] > tiers["large"] > tiers["long large"]
     layouts = [p.limits.head_layout_pool[0] for p in plans]
     assert any(1 < nk < kv for _, kv, nk in layouts), "no grouped key heads"
     assert any(q >= 2 * kv >= 4 for q, kv, _ in layouts), "no GQA group of 2 with 2 kv heads"
