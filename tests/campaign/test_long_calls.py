@@ -4,6 +4,8 @@ tokens are drawn without tripping Hypothesis's health checks."""
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,8 +21,16 @@ from kernels.geometry import CHUNK_SIZE
 SEEDS = range(6000)
 KERNEL_PATHS = (*swarm.KERNEL_RUNTIMES, swarm.CHUNKED_RUNTIME, swarm.WIDE_RUNTIME, swarm.SPECIALISED_RUNTIME)
 EVERY_BACKEND = ("oracle", *KERNEL_PATHS)
-PLANS = [swarm.plan(seed, 50) for seed in SEEDS]
-CONV_PLANS = [conv_swarm.plan(seed, 50) for seed in SEEDS]
+
+
+@cache
+def plans() -> list[swarm.UnitPlan]:
+    return [swarm.plan(seed, 50) for seed in SEEDS]
+
+
+@cache
+def conv_plans() -> list[swarm.UnitPlan]:
+    return [conv_swarm.plan(seed, 50) for seed in SEEDS]
 
 
 def _draws(limits: Limits, lo: int, hi: int) -> bool:
@@ -34,19 +44,19 @@ def _running(plan: swarm.UnitPlan) -> set[str]:
 
 @pytest.mark.parametrize(("lo", "hi"), coverage.SEQ_LENS)
 def test_every_t_bucket_is_drawn(lo: int, hi: int) -> None:
-    assert any(_draws(p.limits, lo, hi) for p in PLANS), (lo, hi)
+    assert any(_draws(p.limits, lo, hi) for p in plans()), (lo, hi)
 
 
 @pytest.mark.parametrize(("lo", "hi"), CONV_SEQ_LENS)
 def test_every_conv_t_bucket_is_drawn(lo: int, hi: int) -> None:
-    assert any(_draws(p.limits, lo, hi) for p in CONV_PLANS), (lo, hi)
+    assert any(_draws(p.limits, lo, hi) for p in conv_plans()), (lo, hi)
 
 
 @pytest.mark.parametrize(("lo", "hi"), coverage.PREFILL_CHUNKS)
 def test_every_count_of_chunks_is_run_by_a_chunked_prefill(lo: int, hi: int) -> None:
     """A unit running the chunked prefill draws calls of ``lo..hi`` chunks, small heads and large ones alike."""
     tokens = ((lo - 1) * CHUNK_SIZE + 1, hi * CHUNK_SIZE)
-    chunked = [p for p in PLANS if swarm.CHUNKED_RUNTIME in _running(p) and _draws(p.limits, *tokens)]
+    chunked = [p for p in plans() if swarm.CHUNKED_RUNTIME in _running(p) and _draws(p.limits, *tokens)]
     assert any(max(p.limits.head_dim_pool) <= 32 for p in chunked), (lo, hi)
     if lo < 100:  # over a hundred chunks (1585 tokens and more) are for heads up to 129 only
         assert any(max(p.limits.head_dim_pool) >= 128 for p in chunked), (lo, hi)
@@ -57,7 +67,7 @@ def test_every_count_of_chunks_is_run_by_a_chunked_prefill(lo: int, hi: int) -> 
 def test_every_kernel_path_runs_the_head_sizes_models_use(path: str, size: int) -> None:
     """Each kernel path runs heads of 128 and of 256; the token loops and the chunked prefill at long calls too
     (257 tokens or more), where the others cost the most on a software adapter and take the shorter ones."""
-    units = [p for p in PLANS if size in p.limits.head_dim_pool and path in _running(p)]
+    units = [p for p in plans() if size in p.limits.head_dim_pool and path in _running(p)]
     assert units, (path, size)
     if path in (*swarm.KERNEL_RUNTIMES, swarm.CHUNKED_RUNTIME):
         assert any(p.limits.max_seq_len >= 257 for p in units), (path, size)
@@ -66,7 +76,7 @@ def test_every_kernel_path_runs_the_head_sizes_models_use(path: str, size: int) 
 def test_long_tiers_draw_few_examples_and_keep_the_oracle_small() -> None:
     """A long unit checks few cases, and its cost cap keeps a call's states (the oracle's float64 memory) small."""
     tiers = {t.name: t for t in swarm.TIERS}
-    long = [p for p in PLANS if p.limits.max_seq_len > 64]
+    long = [p for p in plans() if p.limits.max_seq_len > 64]
     assert long and all(p.examples == tiers[p.tier].examples < 50 for p in long)
     for p in long:
         slot = max(p.limits.max_state_elements, max(p.limits.head_dim_pool) ** 2)
@@ -87,7 +97,7 @@ def test_cases_of_2048_tokens_pass_hypothesis_health_checks() -> None:
     which suppress ``too_slow``: a long conv tier's case costs the oracle up to a second)."""
     la = Limits(max_batch=1, min_seq_len=2040, max_seq_len=2049, max_heads=1, max_head_dim=4, head_dim_pool=(4,),
                 dtypes=("float32",), max_window=2)
-    conv = next(p.limits for p in CONV_PLANS if p.tier == "conv long" and p.limits.max_seq_len == 2049)
+    conv = next(p.limits for p in conv_plans() if p.tier == "conv long" and p.limits.max_seq_len == 2049)
     seen: list[int] = []
 
     @settings(max_examples=5, database=None, deadline=None)
@@ -111,7 +121,7 @@ def test_the_real_hybrid_layer_keeps_to_short_calls_where_a_long_tier_admits_its
     hundreds of tokens, where its float64 oracle would keep gigabytes: it is drawn at ``REAL_MAX_TOKENS`` at most."""
     from fuzz.engine.hybrid_block import REAL_LAYER, REAL_MAX_TOKENS, Block, hybrid_cases
 
-    limits = next(p.limits for p in CONV_PLANS if p.tier == "conv long" and p.limits.max_seq_len == 129)
+    limits = next(p.limits for p in conv_plans() if p.tier == "conv long" and p.limits.max_seq_len == 129)
     assert REAL_LAYER.widths.channels * (limits.min_seq_len + REAL_LAYER.kernel) <= limits.max_elements
     blocks: list[Block] = []
 
