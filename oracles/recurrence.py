@@ -6,6 +6,9 @@ heads, rows, columns) is vectorised with NumPy so the oracle stays fast enough f
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
 from .validation import DELTA_RULES, GATED_RULES, Dims, validate
@@ -48,11 +51,15 @@ def run_recurrence(
     initial_state: np.ndarray,
     decay: np.ndarray | None,
     beta: np.ndarray | None,
+    *,
+    keep: int | None = None,
+    each: Callable[[np.ndarray], None] | None = None,
 ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Run the recurrence token by token in float64.
 
-    Returns the output ``(B, T, H_out*d_v)`` and the list of the ``T`` states after each token,
-    each ``(B, H_kv, d_k, d_v)``.
+    Returns the output ``(B, T, H_out*d_v)`` and the list of the states after each of the last ``keep``
+    tokens (every token's by default), each ``(B, H_kv, d_k, d_v)``: all ``T`` of them take ``T`` slots of
+    memory, gigabytes for a long call of large heads. ``each(state)`` sees the state after every token.
     """
     f64 = np.float64
     b, t = dims.batch, dims.seq_len
@@ -66,7 +73,7 @@ def run_recurrence(
     )
     state = initial_state.astype(f64, copy=True)
     outputs = np.empty((b, t, dims.out_heads, dims.d_v), dtype=f64)
-    states = []
+    states: deque[np.ndarray] = deque(maxlen=keep)
     for i in range(t):
         if dims.update_rule in GATED_RULES:
             state = np.exp(g[:, i])[..., None] * state
@@ -78,11 +85,19 @@ def run_recurrence(
             state = state + k_i * v[:, i][:, :, None, :]
         outputs[:, i] = _readout(dims, state, q[:, i])
         states.append(state)
-    return outputs.reshape(dims.output_shape), states
+        if each is not None:
+            each(state)
+    return outputs.reshape(dims.output_shape), list(states)
 
 
-def window_from_states(dims: Dims, states: list[np.ndarray]) -> np.ndarray:
-    """Arrange per-token states into ``present_state``: the final state, or the right-aligned window.
+def window_size(dims: Dims) -> int:
+    """How many of the last states ``window_from_states`` reads: ``W``, or the final one (``W = 0``)."""
+    return max(dims.state_window, 1)
+
+
+def window_from_states(dims: Dims, states: Sequence[np.ndarray]) -> np.ndarray:
+    """Arrange the states after the last tokens (every token's, or at least the last ``window_size``) into
+    ``present_state``: the final state, or the right-aligned window.
 
     Slot ``j`` holds the state after ``T - W + j + 1`` tokens; slots that represent no token of
     this call (``T < W``) are exact zeros.
@@ -90,11 +105,12 @@ def window_from_states(dims: Dims, states: list[np.ndarray]) -> np.ndarray:
     if dims.state_window == 0:
         return states[-1]
     window = dims.state_window
+    before = dims.seq_len - len(states)  # tokens whose states were not kept
     present = np.zeros(dims.state_shape, dtype=np.float64)
     for j in range(window):
         tokens = dims.seq_len - window + j + 1
         if tokens >= 1:
-            present[j] = states[tokens - 1]
+            present[j] = states[tokens - 1 - before]
     return present
 
 
@@ -134,5 +150,6 @@ def linear_attention(
         q_num_heads=q_num_heads, kv_num_heads=kv_num_heads, update_rule=update_rule,
         scale=scale, state_window=state_window, chunk_size=chunk_size,
     )
-    output, states = run_recurrence(dims, query, key, value, seed_state(dims, past_state), decay, beta)
+    output, states = run_recurrence(dims, query, key, value, seed_state(dims, past_state), decay, beta,
+                                    keep=window_size(dims))
     return output, window_from_states(dims, states)

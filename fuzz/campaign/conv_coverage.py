@@ -17,7 +17,7 @@ KERNELS = ((1, 1), (2, 2), (3, 3), (4, 4), (5, OPEN))
 DILATIONS = ((1, 1), (2, 2), (3, OPEN))
 STATE_LENGTHS = ((0, 0), (1, 3), (4, 8), (9, OPEN))
 CHANNELS = ((1, 1), (2, 4), (5, 16), (17, OPEN))
-SEQ_LENS = ((1, 1), (2, 8), (9, 16), (17, OPEN))
+SEQ_LENS = ((1, 1), (2, 8), (9, 16), (17, 32), (33, 64), (65, 256), (257, OPEN))
 
 
 def _layout(d: ConvDims) -> str:

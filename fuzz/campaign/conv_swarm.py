@@ -5,9 +5,10 @@ both ops test the convolution (from their own random stream, so a LinearAttentio
 ``fuzz.campaign.swarm.plan`` always drew for its seed). A conv unit then draws its own slice of the conv
 contract (``plan``), as LinearAttention's units do (``fuzz.campaign.swarm``: swarm testing, Groce et al.):
 
-- a size tier: small (channels up to 16, ``T`` up to 16), medium (up to 256 channels, ``T`` up to 32) or
-  large (up to 2048 channels, as the hybrid models' convolutions have, ``T`` up to 64), capped by the
-  elements of the virtual sequence ``B * C * (L + T)``;
+- a size tier: small (channels up to 16, ``T`` up to 16), medium (up to 256 channels, ``T`` up to 32),
+  large (up to 2048 channels, as the hybrid models' convolutions have, ``T`` up to 64) or long (up to 8192
+  channels, ``T`` to 2049, few examples a unit), capped by the elements of the virtual sequence
+  ``B * C * (L + T)``;
 - which ``ndim`` (1 mostly: 2 and 3 run on the oracle alone), which channel layouts, one or two causal
   kernel sizes (4, the models' size, most often), the largest dilation, which activations, dtypes and
   whether a bias is drawn;
@@ -27,10 +28,13 @@ from dataclasses import dataclass
 
 from fuzz.campaign.swarm import (
     CHUNKED_RUNTIME,
+    FEW_CHUNKS,
+    HUNDREDS_OF_CHUNKS,
     SIT_OUT,
     SLOW_BACKENDS,
     SPECIALISED_RUNTIME,
     TARGETING,
+    TENS_OF_CHUNKS,
     UNIT_SECONDS,
     WIDE_RUNTIME,
     UnitPlan,
@@ -59,13 +63,21 @@ class ConvTier:
     seq_lens: tuple[tuple[int, int], ...]
     """``(min T, max T)`` ranges a unit draws one of."""
     max_elements: int
+    examples: int | None = None
+    """Most examples a unit draws (None: the campaign's count per unit), as ``fuzz.campaign.swarm.Tier``'s."""
 
 
 CONV_TIERS = (
     ConvTier("conv small", 0.6, max_channels=16, seq_lens=((1, 8), (1, 8), (1, 16)), max_elements=1 << 11),
     ConvTier("conv medium", 0.3, max_channels=256, seq_lens=((1, 8), (1, 16), (9, 32)), max_elements=1 << 14),
     ConvTier("conv large", 0.1, max_channels=2048, seq_lens=((1, 8), (17, 64)), max_elements=1 << 16),
+    ConvTier("conv long", 0.15, max_channels=8192, seq_lens=(FEW_CHUNKS, TENS_OF_CHUNKS, HUNDREDS_OF_CHUNKS),
+             max_elements=1 << 22, examples=6),
 )
+"""The conv tiers, as data. ``conv long`` convolves prompts of the lengths LinearAttention's long tiers prefill
+(to 2049 tokens) at a hybrid layer's channels (thousands: 2047 at 2049 tokens, 8192 to 509), capped where a call
+of the float64 oracle and of the tolerance model costs about a second on a software adapter
+(``fuzz.campaign.swarm.LONG_CALLS``)."""
 
 CONV_SIT_OUT = frozenset({CHUNKED_RUNTIME, SPECIALISED_RUNTIME, WIDE_RUNTIME})
 """The LinearAttention kernel's variants, which a conv unit leaves out: in the hybrid block they would add
@@ -109,5 +121,5 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     targeting = rng.random() < TARGETING
     slow_out = frozenset(b for b in SLOW_BACKENDS if rng.random() < SIT_OUT[True])
     sit_out = CONV_SIT_OUT | slow_out | other_builds_out(rng, slow_unit=not slow_out)
-    return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS,
-                    targeting=targeting)
+    return UnitPlan(tier=tier.name, limits=limits, examples=min(base_examples, tier.examples or base_examples),
+                    sit_out=sit_out, seconds=UNIT_SECONDS, targeting=targeting)

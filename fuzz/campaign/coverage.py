@@ -7,7 +7,9 @@ op; LinearAttention's axes are below, CausalConvWithState's (``conv ...``) in ``
 ``OP_AXES`` says which axes are whose, ``reached_by_op`` counts each op's buckets. The head-size buckets are the WGSL
 kernel's own geometry classes (``kernels.geometry``: rows per invocation and row groups for ``d_k``,
 column tiles for ``d_v``), and ``T`` is also counted in the chunked prefill's chunks
-(``kernels.geometry.CHUNK_SIZE``), derived from the kernel rather than restated.
+(``kernels.geometry.CHUNK_SIZE``), derived from the kernel rather than restated: how a call ends in them
+(``chunks``), and, for the cases a chunked prefill checked (``buckets(case, chunked=True)``), how many it ran
+(``prefill chunks``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,13 @@ def _tiles_bucket(d_k: int, d_v: int) -> str:
 
 
 
-SEQ_LENS = ((1, 1), (2, 8), (9, 16), (17, 32), (33, OPEN))
+SEQ_LENS = ((1, 1), (2, 8), (9, 16), (17, 32), (33, 64), (65, 256), (257, OPEN))
+PREFILL_CHUNKS = ((1, 1), (2, 2), (3, 15), (16, 99), (100, OPEN))
+"""Chunks a chunked prefill runs: one, two (the first boundary between chunks), a few, tens, over a hundred (a
+prompt of 2048 tokens is 128)."""
+MODEL_HEAD_SIZES = (64, 128, 256)
+"""Head sizes (``d_k = d_v``) of the models the op serves, each a bucket of its own: a geometry class spans many
+sizes, and these are the ones real calls run."""
 KV_HEADS = ((1, 1), (2, 4), (5, 8), (9, OPEN))
 GQA = ((2, 2), (3, 4), (6, OPEN))
 
@@ -81,6 +89,10 @@ def _chunks(d: Dims) -> str:
     return "whole chunks" if d.seq_len % CHUNK_SIZE == 0 else "a part after whole ones"
 
 
+def _prefill_chunks(d: Dims) -> str:
+    return in_range(-(-d.seq_len // CHUNK_SIZE), PREFILL_CHUNKS)
+
+
 def _t_vs_w(d: Dims) -> str:
     if d.state_window == 0:
         return "W = 0"
@@ -92,12 +104,14 @@ AXES: dict[str, tuple[str, ...]] = {
     "dtype": ("float32", "float16"),
     "d_k class": tuple(label for _, _, label in d_k_classes()),
     "d_v tiles": ("1 tile", "2 tiles", "3-4 tiles", "5+ tiles"),
+    "head size": tuple(str(d) for d in MODEL_HEAD_SIZES),
     "heads": ("MHA", *(f"GQA {in_range(lo, GQA)}" for lo, _ in GQA),
               *(f"inverse {in_range(lo, GQA)}" for lo, _ in GQA)),
     "H_kv": tuple(in_range(lo, KV_HEADS) for lo, _ in KV_HEADS),
     "n_k": ("n_k = 1", "1 < n_k < H_kv", "n_k = H_kv"),
     "T": tuple(in_range(lo, SEQ_LENS) for lo, _ in SEQ_LENS),
     "chunks": ("part of one", "one whole", "a part after whole ones", "whole chunks"),
+    "prefill chunks": tuple(in_range(lo, PREFILL_CHUNKS) for lo, _ in PREFILL_CHUNKS),
     "B": ("1", "2", "3", "4"),
     "W": tuple(str(w) for w in range(MAX_STATE_WINDOW + 1)),
     "T vs W": ("W = 0", "T < W", "T = W", "T > W"),
@@ -139,14 +153,15 @@ OP_AXES: dict[str, tuple[str, ...]] = {LINEAR_ATTENTION.name: (*AXES, *INTERACTI
 """Each op's own axes (the ``op`` axis is everyone's)."""
 
 
-def buckets(case: Case) -> list[str]:
-    """The ``"axis: bucket"`` labels of one case (an invalid case: its broken rule and dtype), its op first."""
+def buckets(case: Case, *, chunked: bool = False) -> list[str]:
+    """The ``"axis: bucket"`` labels of one case (an invalid case: its broken rule and dtype), its op first;
+    ``chunked``: a chunked prefill checks the case (its chunks are then counted)."""
     if case.op is not LINEAR_ATTENTION:
         return [f"op: {case.op.name}", *(f"{axis}: {bucket}" for axis, bucket in conv_buckets(case).items())]
-    return [f"op: {case.op.name}", *_linear_attention_buckets(case)]
+    return [f"op: {case.op.name}", *_linear_attention_buckets(case, chunked)]
 
 
-def _linear_attention_buckets(case: Case) -> list[str]:
+def _linear_attention_buckets(case: Case, chunked: bool) -> list[str]:
     try:
         d = case.dims()
     except ValidationError:
@@ -161,6 +176,10 @@ def _linear_attention_buckets(case: Case) -> list[str]:
         "beta": _layout(d.beta_shared, ("per head", "shared")), "state": state_binding(case), "scale": _scale(case),
         "n_k x heads": f"{_key_heads(d)}, {heads.split()[0]}", "dtype x d_k class": f"{d.dtype}, {_d_k_bucket(d.d_k)}",
     }
+    if d.d_k == d.d_v and d.d_k in MODEL_HEAD_SIZES:
+        found["head size"] = str(d.d_k)
+    if chunked:
+        found["prefill chunks"] = _prefill_chunks(d)
     if case.poison:
         found["poison"] = case.poison
     regimes = {"magnitude": "values", "keys": "keys", "decay": "decay regime", "beta": "beta regime"}

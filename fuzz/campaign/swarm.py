@@ -6,9 +6,10 @@ draws the features masking a bug explores the rest of the space more deeply. Her
 ``UnitPlan`` is drawn from its seed alone (so ``--seed`` reproduces every unit, shards included):
 
 - a size tier (``TIERS``): most units small and fast, some at the sizes real models use (head sizes
-  of 64-256, up to 32 heads, prefill chunks of up to 64 tokens, batch up to 4), budgeted by cost: a
-  tier caps state size times sequence length (so 32 heads come with small heads, d = 256 with few,
-  64 tokens with a small state), and a unit stops drawing examples after ``UNIT_SECONDS``; the
+  of 64-256, up to 32 heads, batch up to 4), a few at the lengths of real prompts (to 2049 tokens, over
+  a hundred chunks of the chunked prefill), budgeted by cost: a tier caps state size times sequence
+  length (so 32 heads come with small heads, d = 256 with few, a long call with a small state), and a
+  unit stops drawing examples after ``UNIT_SECONDS`` (a long tier's: fewer examples, its own time); the
   first ``WARM_UP_ROUNDS`` keep to the small tier;
 - within the tier, a pool of one or two head sizes weighted towards the sizes models use, odd and
   non-power-of-two sizes, and sizes on both sides of each boundary of the kernel's geometry classes
@@ -58,11 +59,34 @@ class Tier:
     max_cost: int
     """Cap on the state elements of one slot (``B * H_kv * d_k * d_v``) times the longest ``T``: what
     a backend call costs grows with both. A single head of the largest size is always allowed."""
+    examples: int | None = None
+    """Most examples a unit draws (None: the campaign's count per unit): a tier of long calls checks few cases,
+    each costing the oracle and the kernels up to seconds on a software adapter (``LONG_CALLS``)."""
+    seconds: float | None = None
+    """Wall time after which a unit stops drawing examples (None: ``UNIT_SECONDS``)."""
+    chunked_units: float | None = None
+    """The share of its units that run the chunked prefill (None: ``CHUNKED_UNITS``): long calls are what the
+    chunked prefill is for."""
+    specialised: bool = False
+    """Whether ``SPECIALISED_UNITS`` of its units run the specialised pipelines."""
 
 
 PREFILL_SEQ_LENS = (CHUNK_SIZE - 1, 2 * CHUNK_SIZE + 3)
 """A ``T`` range over one to two chunks of the chunked prefill (``kernels.geometry.CHUNK_SIZE``), edges on
 both sides: small units draw it, so that campaigns reach whole and partial chunks often."""
+
+FEW_CHUNKS = (2 * CHUNK_SIZE + 1, 8 * CHUNK_SIZE + 1)
+"""A ``T`` range over three to nine chunks of the chunked prefill, most calls ending in a partial chunk."""
+
+TENS_OF_CHUNKS = (16 * CHUNK_SIZE - 1, 64 * CHUNK_SIZE + 1)
+"""A ``T`` range over 16 to 65 chunks, the prompts of a chat turn."""
+
+HUNDREDS_OF_CHUNKS = (100 * CHUNK_SIZE, 128 * CHUNK_SIZE + 1)
+"""A ``T`` range over 100 to 129 chunks, up to a prefill of 2048 tokens and one past it."""
+
+LONG_CALLS = "docs/results/2026-12-06-long-calls/README.md"
+"""What one call of the oracle and of each backend costs at ``T`` = 256, 1024 and 2048 on a software adapter,
+from which the long tiers' weights, caps and examples are set (docs/campaign.md#swarm-shares)."""
 
 GEOMETRY_EDGES = (4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128, 129, 192, 193, 256)
 """Head sizes on both sides of a change of the kernel's geometry class (row groups, rows per
@@ -71,14 +95,27 @@ invocation, column tiles)."""
 TIERS = (
     Tier("small", 0.6, head_sizes=(1, 2, 3, 4, 5, 6, 7, 8, 8, 9, 11, 12, 16, 16, 17, 24, 31, 32, 32, 33),
          max_heads=8, seq_lens=((1, 8), (1, 8), (1, 8), (1, 9), (1, 16), PREFILL_SEQ_LENS), max_batch=4,
-         max_cost=1 << 14),
+         max_cost=1 << 14, specialised=True),
     Tier("medium", 0.3, head_sizes=(16, 17, 32, 33, 48, 63, 64, 64, 65, 80, 96, 127, 128, 128, 129),
          max_heads=32, seq_lens=((1, 8), (1, 8), (1, 16), (9, 24), (17, 32)), max_batch=4,
          max_cost=1 << 16),
     Tier("large", 0.1, head_sizes=(64, 64, 96, 128, 128, 128, 129, 160, 192, 193, 255, 256, 256),
          max_heads=32, seq_lens=((1, 8), (1, 8), (9, 16), (17, 64)), max_batch=4,
-         max_cost=1 << 17),
+         max_cost=1 << 17, specialised=True),
+    Tier("long", 0.15, head_sizes=(1, 2, 3, 4, 5, 8, 9, 16, 16, 17, 31, 32, 32, 33),
+         max_heads=8, seq_lens=(FEW_CHUNKS, TENS_OF_CHUNKS, HUNDREDS_OF_CHUNKS), max_batch=2,
+         max_cost=1 << 22, examples=12, chunked_units=0.6),
+    Tier("long large", 0.015, head_sizes=(64, 65, 96, 127, 128, 128, 128, 129),
+         max_heads=2, seq_lens=(FEW_CHUNKS, TENS_OF_CHUNKS, HUNDREDS_OF_CHUNKS), max_batch=1,
+         max_cost=1 << 25, examples=4, seconds=12.0, chunked_units=0.2, specialised=True),
+    Tier("long largest", 0.01, head_sizes=(192, 193, 255, 256, 256, 256),
+         max_heads=1, seq_lens=(FEW_CHUNKS, (16 * CHUNK_SIZE - 1, 32 * CHUNK_SIZE + 1)), max_batch=1,
+         max_cost=1 << 25, examples=4, seconds=12.0, chunked_units=0.2, specialised=True),
 )
+"""The tiers, as data (a tier's name is its key in summaries and ``ORT_HEAD_SIZES``). The long tiers reach the
+prefill lengths of real prompts at a cost the measured calls set (``LONG_CALLS``): small heads at any length; heads
+of 64-129 in one or two heads of one batch entry; heads of 192-256 alone, to 513 tokens, where a call of one head
+of 256 costs what one of 128 costs at 2048 tokens."""
 
 SLOW_BACKENDS = ("ort-webgpu",)
 """Backends whose cost grows fastest with the shape on a software adapter: ORT's WebGPU EP compiles
@@ -104,12 +141,13 @@ CHUNKED_UNITS = 0.1
 
 SPECIALISED_RUNTIME = "wgpu-specialised"
 """The kernel's pipelines specialised on each call's sizes and layouts (on wgpu-native), the form a GPU runs
-by default, which a software adapter does not compile unless asked: ``SPECIALISED_UNITS`` of the small-tier
-units run it in place of wgpu-native's generic pipelines (never in the same unit as the chunked prefill).
-Shapes repeat inside a unit, so a unit compiles a few pipelines more, not one per case; still, on lavapipe
-those compilations dominate its calls, the more so the larger the heads (docs/campaign.md#swarm-shares).
-The specialisation is the same for every size (constants in place of the uniform's fields), so small heads,
-which compile fastest, suffice to find a bug in it."""
+by default, which a software adapter does not compile unless asked: ``SPECIALISED_UNITS`` of the units of the
+tiers that allow it (``Tier.specialised``) run it in place of wgpu-native's generic pipelines (never in the same
+unit as the chunked prefill). Shapes repeat inside a unit, so a unit compiles a few pipelines more, not one per
+case; still, on lavapipe those compilations dominate its calls, the more so the larger the heads
+(docs/campaign.md#swarm-shares). Most such units are small-tier ones, whose pipelines compile fastest; the tiers
+of heads over 64 allow it too, so that the sizes models use (128, 256) reach the specialised constants, each
+unit within its time budget."""
 
 SPECIALISED_UNITS = 0.08
 
@@ -141,7 +179,8 @@ ORT_BUILDS = (*SLOW_BACKENDS, *OTHER_BUILDS)
 """Every WebGPU build of ORT: each compiles a shader per variant of its cache key (rule, past state, decay
 layout, dtype, the workgroup ``d_k`` rounds up to, the tile ``d_v`` gives, ``T >= 16``)."""
 
-ORT_HEAD_SIZES = {"small": (3, 16, 17), "medium": (33, 64), "large": (128, 129)}
+ORT_HEAD_SIZES = {"small": (3, 16, 17), "medium": (33, 64), "large": (128, 129), "long": (3, 16, 17),
+                  "long large": (128, 129), "long largest": (128, 129)}
 """The head sizes at which the ORT builds check a LinearAttention case, per tier (``ort_shape``): a scalar path,
 a vector path and one past it among small heads; the sizes models use above, and one past a power of two.
 Their shaders then repeat across units and across runs (Mesa's cache keeps them), while the kernels and the
@@ -167,8 +206,17 @@ def ort_shape(case: Case) -> bool:
     return dims.d_k in ORT_SIZES and dims.d_v in ORT_SIZES
 
 
+REMOTE_ELEMENTS = 1 << 20
+"""The most input elements of a case that the builds of ``OTHER_BUILDS`` check: each call ships its tensors to
+a worker process, which at a long conv call of thousands of channels took tens of seconds, or gave no answer
+within its time-out (``LONG_CALLS``)."""
+
+
 def takes_part(backend: str, case: Case) -> bool:
-    """Whether ``backend`` checks ``case`` in a swarm unit of valid input: an ORT build only at ORT's shapes."""
+    """Whether ``backend`` checks ``case`` in a swarm unit of valid input: an ORT build only at ORT's shapes, a
+    build in a worker process only up to ``REMOTE_ELEMENTS`` input elements."""
+    if backend in OTHER_BUILDS and sum(x.size for x in case.inputs.values()) > REMOTE_ELEMENTS:
+        return False
     return backend not in ORT_BUILDS or ort_shape(case)
 
 WARM_UP_ROUNDS = 2
@@ -298,13 +346,14 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     if rng.random() >= BOTH_RUNTIMES:
         sit_out |= {rng.choice(KERNEL_RUNTIMES)}
     native = rng.random()  # which form of wgpu-native's kernel the unit runs: chunked, specialised or generic
-    sit_out |= {KERNEL_RUNTIMES[0] if native < CHUNKED_UNITS else CHUNKED_RUNTIME}
-    specialised = tier is TIERS[0] and CHUNKED_UNITS <= native < CHUNKED_UNITS + SPECIALISED_UNITS
+    chunked = CHUNKED_UNITS if tier.chunked_units is None else tier.chunked_units
+    sit_out |= {KERNEL_RUNTIMES[0] if native < chunked else CHUNKED_RUNTIME}
+    specialised = tier.specialised and chunked <= native < chunked + SPECIALISED_UNITS
     sit_out |= {KERNEL_RUNTIMES[0] if specialised else SPECIALISED_RUNTIME}
-    if native < CHUNKED_UNITS or specialised:
+    if native < chunked or specialised:
         limits = narrowed(limits, draws[0], state)
     staged = any(geometry(d, d, wide=True).staged_stores for d in limits.head_dim_pool)
     sit_out |= {KERNEL_RUNTIMES[1] if staged and rng.random() < WIDE_UNITS else WIDE_RUNTIME}
     sit_out |= other_builds_out(rng, slow_unit=SLOW_BACKENDS[0] not in sit_out)
-    return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS,
-                    targeting=targeting)
+    return UnitPlan(tier=tier.name, limits=limits, examples=min(base_examples, tier.examples or base_examples),
+                    sit_out=sit_out, seconds=tier.seconds or UNIT_SECONDS, targeting=targeting)

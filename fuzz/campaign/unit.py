@@ -46,6 +46,7 @@ from fuzz.backends import Backend, Capabilities, ChainCall, IsolatedBackend, Los
 from fuzz.campaign.coverage import buckets
 from fuzz.campaign.database import DatabaseHealth
 from fuzz.campaign.shard import WorkUnit
+from fuzz.campaign.swarm import CHUNKED_RUNTIME
 from fuzz.corpus import documented_case
 from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import Entry, write_entry
@@ -273,6 +274,8 @@ class UnitBody:
         self.prop = resolve_property(unit.property)
         self.takes_part = takes_part
         self.counted = [b if isinstance(b, CountingBackend) else CountingBackend(b) for b in backends]
+        self.chunked = any(b.name == CHUNKED_RUNTIME for b in self.counted)
+        """A chunked prefill checks the unit's cases (coverage counts their chunks)."""
         self.result = UnitResult(unit)
         self.classifier = classifier or Classifier.for_backends(self.counted)
         self.shrunk = shrunk_issues if shrunk_issues is not None else set()
@@ -353,7 +356,7 @@ class UnitBody:
             raise UnitStopped
         result = self.result
         self.last = case
-        labels = buckets(case)
+        labels = buckets(case, chunked=self.chunked)
         for label in labels:
             event(label)
         result.examples += 1

@@ -86,6 +86,11 @@ convolution has 2 * 16 * 128 + 32 * 128 = 8192 channels, with a kernel of 4 (and
 REAL_SHARE = 0.25
 """The share of cases drawn at ``REAL_LAYER``'s sizes where the limits admit their elements."""
 
+REAL_MAX_TOKENS = 16
+"""The most tokens of a case at ``REAL_LAYER``'s sizes, whatever the limits admit: its LinearAttention state holds
+half a million values a slot, which the float64 oracle keeps for every token (a conv tier of long prompts admits
+the layer's channels at hundreds of tokens: gigabytes)."""
+
 
 @dataclass(frozen=True)
 class Block:
@@ -141,11 +146,12 @@ class Block:
 # ---- the cases ----------------------------------------------------------------------------------
 
 def _layer(draw: st.DrawFn, limits: ConvLimits, tokens: int, real: bool | None) -> tuple[LayerSizes, bool]:
-    """The layer's sizes: ``REAL_LAYER`` in ``REAL_SHARE`` of the cases whose limits admit it (always for
-    ``real``, never for ``real=False``), else a small layer of at most ``limits.max_channels`` channels where that
-    allows one head of each."""
+    """The layer's sizes: ``REAL_LAYER`` in ``REAL_SHARE`` of the cases whose limits admit it and that are at most
+    ``REAL_MAX_TOKENS`` long (always for ``real``, never for ``real=False``), else a small layer of at most
+    ``limits.max_channels`` channels where that allows one head of each."""
     real_elements = REAL_LAYER.widths.channels * (tokens + REAL_LAYER.kernel - 1)
-    if real or (real is None and real_elements <= limits.max_elements and draw(st.integers(0, 99)) < 100 * REAL_SHARE):
+    admitted = real_elements <= limits.max_elements and tokens <= REAL_MAX_TOKENS
+    if real or (real is None and admitted and draw(st.integers(0, 99)) < 100 * REAL_SHARE):
         return REAL_LAYER, True
     heads = 1 if limits.max_channels < 6 else 2 if limits.max_channels < 12 else 4
     q_heads, kv_heads, key_heads = draw(head_layouts(heads))

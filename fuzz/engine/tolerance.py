@@ -60,7 +60,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from oracles.recurrence import run_recurrence, seed_state, window_from_states
+from oracles.recurrence import run_recurrence, seed_state, window_from_states, window_size
 from oracles.validation import DELTA_RULES, GATED_RULES, Dims, validate
 
 ACCUMULATION_FACTOR = 4.0
@@ -171,8 +171,9 @@ def _frobenius(states: np.ndarray) -> np.ndarray:
 
 
 def _term_magnitudes(dims: Dims, inputs: dict[str, np.ndarray], seed: np.ndarray,
-                     states: list[np.ndarray]) -> np.ndarray:
-    """``M_t`` of ``Exact``'s docstring for ``t = 0..T``: shape ``(B, T + 1, H_kv)``."""
+                     norms: list[np.ndarray]) -> np.ndarray:
+    """``M_t`` of ``Exact``'s docstring for ``t = 0..T``: shape ``(B, T + 1, H_kv)``; ``norms`` are the
+    Frobenius norms of the states after each token, ``(B, H_kv)`` each."""
     b, t, h = dims.batch, dims.seq_len, dims.kv_heads
     f64 = np.float64
     k = np.linalg.norm(inputs["key"].astype(f64).reshape(b, t, dims.key_heads, dims.d_k), axis=-1)
@@ -181,7 +182,7 @@ def _term_magnitudes(dims: Dims, inputs: dict[str, np.ndarray], seed: np.ndarray
     gamma = np.ones((b, t, h))
     if dims.update_rule in GATED_RULES:
         gamma = np.exp(inputs["decay"].astype(f64).reshape(b, t, h, -1).max(axis=-1))
-    previous = _frobenius(np.stack([seed, *states[:-1]], axis=1)) * gamma
+    previous = np.stack([_frobenius(seed), *norms[:-1]], axis=1) * gamma
     if dims.update_rule in DELTA_RULES:
         beta = np.broadcast_to(inputs["beta"].astype(f64), (b, t, h))
         terms = previous * (1 + beta * k**2) + beta * k * v
@@ -244,8 +245,16 @@ def exact_answer(inputs: dict[str, np.ndarray], attrs: dict) -> Exact:
 
 
 def _answer(dims: Dims, inputs: dict[str, np.ndarray], seed: np.ndarray) -> Exact:
+    norms: list[np.ndarray] = []
+    peaks: list[float] = []
+
+    def measure(state: np.ndarray) -> None:  # every state's size, without keeping T states
+        norms.append(_frobenius(state))
+        peaks.append(float(np.max(np.abs(state))))
+
     output, states = run_recurrence(
         dims, inputs["query"], inputs["key"], inputs["value"], seed, inputs.get("decay"), inputs.get("beta"),
+        keep=window_size(dims), each=measure,
     )
     b, t = dims.batch, dims.seq_len
     q_norm = np.linalg.norm(inputs["query"].astype(np.float64).reshape(b, t, dims.q_heads, dims.d_k), axis=-1)
@@ -256,8 +265,8 @@ def _answer(dims: Dims, inputs: dict[str, np.ndarray], seed: np.ndarray) -> Exac
         q_norm = np.repeat(q_norm, dims.kv_heads // dims.q_heads, axis=2)
     answer = Exact(
         output=output, present_state=window_from_states(dims, states), scale=dims.scale, q_norm=q_norm,
-        magnitude=np.maximum(_term_magnitudes(dims, inputs, seed, states), UNDERFLOW_FLOOR), head_map=head_map,
-        peak=max(float(np.max(np.abs(output), initial=0.0)), *(float(np.max(np.abs(s))) for s in states)),
+        magnitude=np.maximum(_term_magnitudes(dims, inputs, seed, norms), UNDERFLOW_FLOOR), head_map=head_map,
+        peak=max(float(np.max(np.abs(output), initial=0.0)), *peaks),
     )
     for array in (answer.output, answer.present_state, answer.q_norm, answer.magnitude, answer.head_map):
         array.setflags(write=False)

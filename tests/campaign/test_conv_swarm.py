@@ -28,10 +28,12 @@ def test_conv_plans_reach_the_contract_within_their_caps() -> None:
     plans = [conv_swarm.plan(seed, 50) for seed in SEEDS]
     assert {p.tier for p in plans} == {t.name for t in conv_swarm.CONV_TIERS}
     limits = [p.limits for p in plans]
-    assert all(isinstance(lim, ConvLimits) and lim.max_elements <= 1 << 16 for lim in limits)
+    assert all(isinstance(lim, ConvLimits) and lim.max_elements <= 1 << 22 for lim in limits)
     assert {k for lim in limits for k in lim.kernel_sizes} == set(conv_swarm.KERNEL_DRAWS)
     assert any(lim.ndims == (1, 2, 3) for lim in limits) and any(lim.channels_last == (True,) for lim in limits)
-    assert max(lim.max_channels for lim in limits) == 2048 and max(lim.max_seq_len for lim in limits) == 64
+    assert max(lim.max_channels for lim in limits) == 8192 and max(lim.max_seq_len for lim in limits) == 2049
+    long = [p for p in plans if p.tier == "conv long"]
+    assert long and all(p.examples < 50 for p in long) and all(p.examples == 50 for p in plans if p not in long)
     assert Counter(lim.max_dilation for lim in limits).keys() == {1, 2, 3, 4}
     assert all(p.describe().startswith(f"{p.tier}: CausalConvWithState") for p in plans[:20])
 

@@ -38,7 +38,7 @@ def test_a_case_falls_in_one_bucket_of_each_axis_it_has() -> None:
     labels = buckets(_case(batch=3, seq_len=70, q_heads=8, kv_heads=4, key_heads=2, d_k=33, d_v=40, window=4))
     axes = [label.partition(": ")[0] for label in labels]
     assert len(axes) == len(set(axes))
-    assert "T: 33+" in labels and "n_k: 1 < n_k < H_kv" in labels and "heads: GQA 2" in labels
+    assert "T: 65-256" in labels and "n_k: 1 < n_k < H_kv" in labels and "heads: GQA 2" in labels
     assert "d_v tiles: 3-4 tiles" in labels and "B: 3" in labels and "W x T vs W: W 4, T > W" in labels
     assert "delta rule x beta x H_kv: gated_delta, beta shared, H_kv > 1" in labels
     for label in labels:
@@ -51,6 +51,30 @@ def test_a_case_falls_in_one_bucket_of_each_axis_it_has() -> None:
                                                  (CHUNK_SIZE + 1, "a part after whole ones")])
 def test_the_chunks_bucket_counts_the_chunked_prefills_chunks(seq_len: int, chunks: str) -> None:
     assert f"chunks: {chunks}" in buckets(_case(seq_len=seq_len))
+
+
+@pytest.mark.parametrize(("seq_len", "bucket"), [(32, "17-32"), (33, "33-64"), (64, "33-64"), (65, "65-256"),
+                                                 (256, "65-256"), (257, "257+"), (2048, "257+")])
+def test_long_calls_have_buckets_of_their_own(seq_len: int, bucket: str) -> None:
+    assert f"T: {bucket}" in buckets(_case(seq_len=seq_len, q_heads=1, kv_heads=1, d_k=2, d_v=2))
+
+
+@pytest.mark.parametrize(("seq_len", "chunks"), [(1, "1"), (CHUNK_SIZE, "1"), (CHUNK_SIZE + 1, "2"),
+                                                 (2 * CHUNK_SIZE, "2"), (2 * CHUNK_SIZE + 1, "3-15"),
+                                                 (15 * CHUNK_SIZE + 1, "16-99"), (99 * CHUNK_SIZE, "16-99"),
+                                                 (99 * CHUNK_SIZE + 1, "100+"), (128 * CHUNK_SIZE + 1, "100+")])
+def test_the_chunks_a_chunked_prefill_ran_are_counted_only_where_one_ran(seq_len: int, chunks: str) -> None:
+    case = _case(seq_len=seq_len, q_heads=1, kv_heads=1, d_k=2, d_v=2)
+    assert f"prefill chunks: {chunks}" in buckets(case, chunked=True)
+    assert not any(label.startswith("prefill chunks") for label in buckets(case))
+
+
+@pytest.mark.parametrize(("d_k", "d_v", "bucket"), [(128, 128, "128"), (256, 256, "256"), (64, 64, "64"),
+                                                    (128, 64, None), (127, 127, None)])
+def test_the_head_sizes_models_use_have_buckets_of_their_own(d_k: int, d_v: int, bucket: str | None) -> None:
+    labels = [label for label in buckets(_case(q_heads=1, kv_heads=1, d_k=d_k, d_v=d_v))
+              if label.startswith("head size")]
+    assert labels == ([f"head size: {bucket}"] if bucket else [])
 
 
 def test_an_invalid_case_is_counted_by_its_broken_rule() -> None:

@@ -21,7 +21,8 @@ def test_the_same_seed_gives_the_same_plan() -> None:
 def test_plans_reach_what_the_old_slice_never_did() -> None:
     plans = [swarm.plan(seed, 50) for seed in SEEDS]
     tiers = Counter(p.tier for p in plans)
-    assert set(tiers) == {"small", "medium", "large"} and tiers["small"] > tiers["medium"] > tiers["large"]
+    assert set(tiers) == {t.name for t in swarm.TIERS}
+    assert tiers["small"] > tiers["medium"] > tiers["long"] > tiers["large"] > tiers["long large"]
     layouts = [p.limits.head_layout_pool[0] for p in plans]
     assert any(1 < nk < kv for _, kv, nk in layouts), "no grouped key heads"
     assert any(q >= 2 * kv >= 4 for q, kv, _ in layouts), "no GQA group of 2 with 2 kv heads"
@@ -29,7 +30,7 @@ def test_plans_reach_what_the_old_slice_never_did() -> None:
     assert max(max(q, kv) for q, kv, _ in layouts) == 32
     sizes = {d for p in plans for d in p.limits.head_dim_pool}
     assert {1, 9, 16, 17, 33, 64, 65, 128, 129, 256} <= sizes
-    assert max(p.limits.max_seq_len for p in plans) == 64 and max(p.limits.max_batch for p in plans) == 4
+    assert max(p.limits.max_seq_len for p in plans) == 2049 and max(p.limits.max_batch for p in plans) == 4
     assert any(p.limits.rules != Limits().rules for p in plans) and any(p.sit_out for p in plans)
     assert any(p.sit_out == {swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_RUNTIME, swarm.WIDE_RUNTIME} for p in plans), \
         "no unit with every other backend"
@@ -85,24 +86,25 @@ def test_profiles_do_not_inherit_the_profile_loaded_when_they_are_built() -> Non
 
 def test_units_run_the_kernel_on_one_runtime_or_more_never_none() -> None:
     """Both token-loop runtimes in ``BOTH_RUNTIMES`` of the units, the chunked prefill in place of
-    wgpu-native's generic token loop in ``CHUNKED_UNITS`` and the specialised pipelines in ``SPECIALISED_UNITS``
-    of the small-tier units, and never no kernel at all (a GPU's geometry replaces Dawn's:
-    ``test_a_gpus_geometry_replaces_dawns_where_heads_stage``)."""
+    wgpu-native's generic token loop in its tier's share of the units (``CHUNKED_UNITS`` unless the tier says) and
+    the specialised pipelines in ``SPECIALISED_UNITS`` of the units of the tiers that allow them, and never no
+    kernel at all (a GPU's geometry replaces Dawn's: ``test_a_gpus_geometry_replaces_dawns_where_heads_stage``)."""
     plans = [swarm.plan(seed, 50) for seed in range(2000)]
+    tiers = {t.name: t for t in swarm.TIERS}
     replacements = (swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_RUNTIME)
     runtimes = {*swarm.KERNEL_RUNTIMES, *replacements, swarm.WIDE_RUNTIME}
     running = [runtimes - p.sit_out for p in plans]
     assert all(running)
-    small = [r for p, r in zip(plans, running, strict=True) if p.tier == swarm.TIERS[0].name]
-    shares = {swarm.CHUNKED_RUNTIME: (running, swarm.CHUNKED_UNITS),
-              swarm.SPECIALISED_RUNTIME: (small, swarm.SPECIALISED_UNITS)}
-    for replacement, (units, share) in shares.items():
-        assert abs(sum(replacement in r for r in units) / len(units) - share) < 0.04, replacement
+    chunked = [swarm.CHUNKED_UNITS if tiers[p.tier].chunked_units is None else tiers[p.tier].chunked_units
+               for p in plans]
+    specialised = [swarm.SPECIALISED_UNITS * tiers[p.tier].specialised for p in plans]
+    for replacement, shares in {swarm.CHUNKED_RUNTIME: chunked, swarm.SPECIALISED_RUNTIME: specialised}.items():
+        assert abs(sum(replacement in r for r in running) - sum(shares)) / len(plans) < 0.02, replacement
         assert not any({"wgpu", replacement} <= r for r in running), f"{replacement} replaces wgpu's generic loop"
-    assert all(swarm.SPECIALISED_RUNTIME in p.sit_out for p in plans if p.tier != swarm.TIERS[0].name)
+    assert all(swarm.SPECIALISED_RUNTIME in p.sit_out for p in plans if not tiers[p.tier].specialised)
     assert not any(set(replacements) <= r for r in running), "one form of wgpu-native's kernel per unit"
     # two runtimes: Dawn's beside one form of wgpu-native's, or beside a replacement where wgpu's loop sat out anyway
-    replaced_share = swarm.CHUNKED_UNITS + swarm.SPECIALISED_UNITS * len(small) / len(plans)
+    replaced_share = (sum(chunked) + sum(specialised)) / len(plans)
     two = swarm.BOTH_RUNTIMES + (1 - swarm.BOTH_RUNTIMES) / 2 * replaced_share
     assert abs(sum(len(r) == 2 for r in running) / len(plans) - two) < 0.05
     one = next(p for p in plans if "wgpu" in p.sit_out and "wgpu-dawn" not in p.sit_out)

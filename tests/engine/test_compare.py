@@ -16,7 +16,7 @@ from fuzz.engine.compare import (
     assert_results_agree,
     element_ratios,
 )
-from fuzz.engine.tolerance import Budget, exact_answer
+from fuzz.engine.tolerance import UNDERFLOW_FLOOR, Budget, exact_answer
 
 WHERE = Where("unit", ("left", "right"), "a test case")
 
@@ -224,3 +224,34 @@ def test_two_results_agree_within_both_budgets() -> None:
     with pytest.raises(MismatchError) as err:
         assert_results_agree(case, (off, state), (output, state), labels=("a", "b"))
     assert (err.value.mismatch.backends, err.value.mismatch.tensor) == (("a", "b"), "output")
+
+
+def test_the_exact_answer_keeps_the_window_yet_measures_every_token() -> None:
+    """The tolerance model takes each state's size as the recurrence goes (it keeps only the window's states): its
+    magnitudes ``M_t`` and peak equal those written out from the states after every token, kept."""
+    from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
+    from oracles.recurrence import run_recurrence, seed_state, window_from_states
+
+    shape = Shape(batch=2, seq_len=40, q_heads=2, kv_heads=2, key_heads=1, d_k=5, d_v=3, state_window=3)
+    layout = Layout(update_rule="gated_delta", dtype="float32", decay_per_row=True, beta_shared=False,
+                    has_past=True, scale=None)
+    case = build_case(shape, layout, Numerics("mixed", "raw", "mixed", "endpoints", seed=11))
+    x, dims = case.inputs, case.dims()
+    exact = exact_answer(x, case.attrs)
+    seed = seed_state(dims, x.get("past_state"))
+    output, states = run_recurrence(dims, x["query"], x["key"], x["value"], seed, x["decay"], x["beta"])
+    assert len(states) == dims.seq_len
+    np.testing.assert_array_equal(exact.present_state, window_from_states(dims, states))
+    assert exact.peak == max(np.max(np.abs(output)), *(np.max(np.abs(s)) for s in states))
+    unread = exact_answer({**x, "query": np.zeros_like(x["query"])}, case.attrs)  # no output: the states' peak
+    assert unread.peak == max(np.max(np.abs(s)) for s in states) > 0
+    k = np.linalg.norm(x["key"].astype(np.float64).reshape(2, 40, 1, 5), axis=-1).repeat(2, axis=2)
+    v = np.linalg.norm(x["value"].astype(np.float64).reshape(2, 40, 2, 3), axis=-1)
+    gamma = np.exp(x["decay"].astype(np.float64).reshape(2, 40, 2, 5).max(axis=-1))
+    beta = x["beta"].astype(np.float64)
+    magnitude = np.linalg.norm(seed, axis=(-2, -1))
+    for t, before in enumerate([seed, *states[:-1]]):
+        size = np.linalg.norm(before, axis=(-2, -1))
+        term = gamma[:, t] * size * (1 + beta[:, t] * k[:, t] ** 2) + beta[:, t] * k[:, t] * v[:, t]
+        magnitude = np.maximum(gamma[:, t] * magnitude, term)
+        np.testing.assert_allclose(exact.magnitude[:, t + 1], np.maximum(magnitude, UNDERFLOW_FLOOR), rtol=1e-12)
