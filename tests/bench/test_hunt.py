@@ -15,7 +15,7 @@ import pytest
 
 from fuzz.backends import REGISTRY, Backend
 from fuzz.bench.hunt import cli, hunting, results
-from fuzz.bench.hunt.catalogue import Bug, CatalogueError, Edit, Target, load, select
+from fuzz.bench.hunt.catalogue import Bug, CatalogueError, Edit, load, select
 from fuzz.bench.hunt.checking import check_bugs
 from fuzz.bench.hunt.hunting import HuntResult, hunt
 from fuzz.bench.hunt.targeted import FAILS, PASSES, build_case
@@ -134,7 +134,7 @@ def test_a_hunt_times_the_first_new_finding_and_stops_the_campaign(fake_campaign
     result = hunt(bug, tmp_path, tmp_path / "out", budget_s=5.0, seed=1)
     assert result.found and result.seconds is not None and result.seconds < result.wall_s + 0.1
     assert result.wall_s < 5.0, "stopped at the first new finding, not at the budget"
-    assert result.exit_status == 1
+    assert result.exit_status == 1 and result.seed == 1
     assert (result.minimal_case, result.backends, result.campaign_seconds) == ("rule=linear B=3", ["oracle", "wgpu"],
                                                                                0.5)
     assert "new finding" in (tmp_path / "out" / "campaign.log").read_text()
@@ -180,7 +180,3 @@ def test_the_targeted_cases_of_a_sample_fail_planted_and_pass_unplanted(need: Ca
     assert [(c.planted.verdict, c.unplanted.verdict) for c in checks] == [(FAILS, PASSES)] * len(sample), \
         "\n".join(c.line() for c in checks)
 
-
-def test_a_target_describes_itself() -> None:
-    target = Target("backends-agree", ("oracle", "wgpu"), {"batch": 3})
-    assert target.describe() == "backends-agree on oracle,wgpu: batch=3"

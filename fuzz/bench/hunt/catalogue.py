@@ -60,11 +60,6 @@ class Target:
     backends: tuple[str, ...]
     fields: dict[str, Any]
 
-    def describe(self) -> str:
-        """One line: property, backends and the fields as set."""
-        sizes = " ".join(f"{k}={v}" for k, v in self.fields.items())
-        return f"{self.property} on {','.join(self.backends)}: {sizes}"
-
 
 @dataclass(frozen=True)
 class Bug:

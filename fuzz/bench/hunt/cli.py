@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -59,9 +60,13 @@ def _commit(root: Path) -> str:
 
 def _hunt_one(bug: Bug, args: argparse.Namespace, extra: Sequence[str], source: Path, out: Path) -> HuntResult:
     seed = args.seed or random.randrange(1, 2**32)
-    with planted_copy(bug, source) as root, TemporaryDirectory(prefix="hunt-cache-") as cache:
+    print(f"[hunt] {bug.id} ({bug.component}): planted in {bug.edit.file}, campaign of {args.time:g} s, seed {seed}",
+          flush=True)
+    with ExitStack() as stack:
+        root = stack.enter_context(planted_copy(bug, source))
+        cache = Path(stack.enter_context(TemporaryDirectory(prefix="hunt-cache-"))) if args.cold_cache else None
         result = hunt(bug, root, out / bug.id, budget_s=args.time, seed=seed, extra=extra,
-                      stop_at_first=not args.run_on, cache_dir=Path(cache) if args.cold_cache else None)
+                      stop_at_first=not args.run_on, cache_dir=cache)
     found = f"found in {result.seconds:.1f} s: {result.minimal_case}" if result.found and result.seconds \
         else "found" if result.found else "NOT found"
     print(f"[hunt] {bug.id} ({bug.component}): {found}" + (f" [{result.note}]" if result.note else ""), flush=True)

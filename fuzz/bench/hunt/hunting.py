@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -50,6 +50,8 @@ class HuntResult:
     property: str = ""
     backends: list[str] = field(default_factory=list)
     exit_status: int | None = None
+    seed: int = 0
+    """The campaign's seed."""
     wall_s: float = 0.0
     """The whole run, launch to exit."""
     note: str = ""
@@ -81,8 +83,7 @@ def campaign_command(budget_s: float, seed: int, out: Path, extra: Sequence[str]
 
 
 def hunt(bug: Bug, root: Path, out: Path, *, budget_s: float, seed: int, extra: Sequence[str] = (),
-         stop_at_first: bool = True, cache_dir: Path | None = None,
-         on_line: Callable[[str], None] | None = None) -> HuntResult:
+         stop_at_first: bool = True, cache_dir: Path | None = None) -> HuntResult:
     """Run the campaign in the planted tree at ``root`` against ``bug``, writing under ``out`` (``campaign.log``
     and the campaign's own output); ``cache_dir``: an empty shader cache for this run (else the user's)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -90,7 +91,7 @@ def hunt(bug: Bug, root: Path, out: Path, *, budget_s: float, seed: int, extra: 
     if cache_dir is not None:
         env["LAFUZZ_CACHE_DIR"] = str(cache_dir)
         env.pop("MESA_SHADER_CACHE_DIR", None)
-    result = HuntResult(bug.id, bug.op, bug.component, found=False, seconds=None)
+    result = HuntResult(bug.id, bug.op, bug.component, found=False, seconds=None, seed=seed)
     start = time.monotonic()
     with (out / "campaign.log").open("w") as log:
         process = subprocess.Popen(campaign_command(budget_s, seed, out / "campaign", extra), cwd=root, env=env,
@@ -111,8 +112,6 @@ def hunt(bug: Bug, root: Path, out: Path, *, budget_s: float, seed: int, extra: 
                 continue
             if line is None:
                 break
-            if on_line is not None:
-                on_line(line.rstrip("\n"))
             if line.startswith(NEW_FINDING) and result.seconds is None:
                 result.seconds = round(time.monotonic() - start, 1)
                 if stop_at_first:
