@@ -59,8 +59,9 @@ def run_cases(root: Path, ids: Sequence[str]) -> dict[str, CaseRun]:
                               capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, check=False)
         out, err = done.stdout, done.stderr
     except subprocess.TimeoutExpired as timeout:
-        out, err = (timeout.stdout or b"").decode() if isinstance(timeout.stdout, bytes) else (timeout.stdout or ""), \
-            f"timed out after {CHECK_TIMEOUT_S:.0f} s"
+        partial = timeout.stdout
+        out = partial.decode() if isinstance(partial, bytes) else partial or ""
+        err = f"timed out after {CHECK_TIMEOUT_S:.0f} s"
     runs = {}
     for line in out.splitlines():
         if line.startswith("{"):

@@ -83,7 +83,7 @@ def _run(bugs: Sequence[Bug], args: argparse.Namespace, extra: Sequence[str], so
     results.write_json(run, out / "hunt.json")
     (out / "hunt.md").write_text(results.markdown(run))
     other = results.read_json(Path(args.compare)) if args.compare else None
-    results.plot(run, out / "hunt.png", other)
+    results.plot(run, out / "hunt.png", other, (str(out), str(args.compare)))
     print(f"[hunt] {run.summary_line()}; table {out / 'hunt.md'}, plot {out / 'hunt.png'}", flush=True)
     return 0 if len(run.found) == len(run.results) else 1
 

@@ -94,6 +94,7 @@ def plot(run: HuntRun, path: Path, other: HuntRun | None = None, labels: tuple[s
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(7.0, 3.6))
     for each, label, colour in ((other, labels[1], "#8a8a8a"), (run, labels[0], "#b3261e")):
@@ -103,6 +104,7 @@ def plot(run: HuntRun, path: Path, other: HuntRun | None = None, labels: tuple[s
         ax.step(x, y, where="post", color=colour, label=f"{label}: {len(each.found)} of {len(each.results)}")
     ax.set_xlabel("seconds from launch")
     ax.set_ylabel("bugs found")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylim(0, max(len(run.results), len(other.results) if other else 0) + 0.5)
     ax.axhline(len(run.results), color="#cccccc", linewidth=0.8)
     ax.set_title(f"Time to a bug: campaigns of {run.budget_s:g} s, shader cache {run.cache}")
