@@ -1,9 +1,10 @@
 """A copy of the tree for one planted bug: only what a campaign needs, every backend still available.
 
-The copy holds ``oracles/``, ``kernels/``, ``fuzz/``, ``corpus/``, ``envs/`` and ``pyproject.toml``, the small
-files of ``ortjs/`` with a link to its ``node_modules``, and links to the ``.venv-ort-webgpu-*`` environments, so
-that the campaign run there (cwd and ``PYTHONPATH`` the copy) imports the copy's code and finds the Node, browser
-and older-release backends of the original. A bug is planted in the copy only; the original is never written.
+The copy holds ``oracles/``, ``kernels/``, ``fuzz/``, ``corpus/``, ``envs/``, ``scripts/`` (which marks a checkout,
+whose own ``ortjs/`` and environments lafuzz looks in first) and ``pyproject.toml``, the small files of ``ortjs/``
+with a link to its ``node_modules``, and links to the ``.venv-ort-webgpu-*`` environments, so that the campaign
+run there (cwd and ``PYTHONPATH`` the copy) imports the copy's code and finds the Node, browser and
+older-release backends of the original. A bug is planted in the copy only; the original is never written.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from tempfile import TemporaryDirectory
 
 from fuzz.bench.hunt.catalogue import Bug
 
-COPIED = ("oracles", "kernels", "fuzz", "corpus", "envs", "pyproject.toml")
+COPIED = ("oracles", "kernels", "fuzz", "corpus", "envs", "scripts", "pyproject.toml")
 """What a campaign imports or reads, copied."""
 
 LINKED_GLOBS = (".venv-ort-webgpu-*",)
