@@ -645,6 +645,9 @@ def build_parser() -> argparse.ArgumentParser:
     from fuzz.bench.cli import add_subcommand as add_bench
 
     add_bench(sub)
+    from fuzz.setup.cli import add_subcommand as add_setup
+
+    add_setup(sub, list_backends=_cmd_backends)
     return parser
 
 

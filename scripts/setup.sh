@@ -6,9 +6,10 @@
 #     daemon is left running);
 #   - Python side: a virtual environment in .venv with the project installed (editable);
 #   - the other WebGPU builds of ONNX Runtime (the ort-node, ort-web and ort-webgpu-builtin backends): Debian's
-#     chromium, Node.js where it is missing or older than 18 (Debian's nodejs and npm), the pinned npm packages
-#     of ortjs/ (npm ci, no install scripts: onnxruntime-node's would download CUDA binaries) and a second
-#     virtual environment, .venv-ort-webgpu-1.27, with onnxruntime-webgpu 1.27.0 (envs/ort-webgpu-1.27.txt).
+#     chromium and Node.js where it is missing or older than 18 (Debian's nodejs and npm) here; then
+#     `lafuzz setup` installs the JS runner's pinned npm packages in ortjs/ (npm ci, no install scripts:
+#     onnxruntime-node's would download CUDA binaries) and a second virtual environment, .venv-ort-webgpu-1.27,
+#     with onnxruntime-webgpu 1.27.0 - the same command a pip user runs (docs/other-builds.md).
 # It says what it will change before changing it, installs only what is missing, and on a machine that is
 # already set up changes nothing and says so. At the end it prints the backends it found.
 #
@@ -25,7 +26,7 @@ for arg in "$@"; do
   case "$arg" in
     --no-system) SYSTEM=0 ;;
     --no-browser) BROWSER=0 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "usage: bash scripts/setup.sh [--no-system] [--no-browser]" >&2; exit 2 ;;
   esac
 done
@@ -41,9 +42,6 @@ mesa_version() { installed mesa-vulkan-drivers && dpkg-query -W -f='${Version}' 
 mesa_ok() { local v; v=$(mesa_version) && dpkg --compare-versions "$v" ge 25; }
 node_ok() { command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 \
               && node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)'; }
-NPM_STAMP=ortjs/node_modules/.installed-$(sha256sum ortjs/package-lock.json | cut -c1-16)
-VENV2=.venv-ort-webgpu-1.27
-VENV2_STAMP=$VENV2/.installed-$(sha256sum envs/ort-webgpu-1.27.txt | cut -c1-16)
 
 # The GPU a working Vulkan driver drives (empty if none): from vulkaninfo, else from wgpu's adapters in .venv.
 gpu_vulkan() {
@@ -88,12 +86,6 @@ todo=()
 [ ${#packages[@]} -eq 0 ] || todo+=("apt-get install ${packages[*]} (no service started)")
 [ -x .venv/bin/python ] || todo+=("create .venv")
 [ -f "$STAMP" ] || todo+=("pip install the project and its pinned dependencies into .venv (pyproject.toml new or changed)")
-if [ "$BROWSER" = 1 ]; then
-  if [ ! -f "$NPM_STAMP" ] && { [ "$SYSTEM" = 1 ] || node_ok; }; then
-    todo+=("npm ci in ortjs/ (onnxruntime-node, onnxruntime-web, puppeteer-core; package-lock.json new or changed)")
-  fi
-  [ -f "$VENV2_STAMP" ] || todo+=("create $VENV2 with onnxruntime-webgpu 1.27.0 (envs/ort-webgpu-1.27.txt new or changed)")
-fi
 if [ "$SYSTEM" = 1 ] && ! mesa_ok; then
   todo+=("Mesa's lavapipe (mesa-vulkan-drivers >= 25), unless a GPU's Vulkan driver already works (checked once .venv exists)")
 fi
@@ -127,29 +119,6 @@ if [ ! -f "$STAMP" ]; then
   touch "$STAMP"
 fi
 
-# ---- the other WebGPU builds: npm packages and the second Python environment ---------------------------
-builds=""
-if [ "$BROWSER" = 1 ]; then
-  if [ ! -f "$NPM_STAMP" ]; then
-    if node_ok; then
-      log "installing the pinned npm packages of ortjs/ (npm ci, install scripts off)"
-      (cd ortjs && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-      touch "$NPM_STAMP"
-    else
-      log "skipping ortjs/'s npm packages: no Node.js >= 18 here (--no-system: install nodejs and npm)"
-    fi
-  fi
-  if [ ! -f "$VENV2_STAMP" ]; then
-    log "creating $VENV2 (onnxruntime-webgpu 1.27.0, apart from .venv's onnxruntime)"
-    rm -rf "$VENV2"
-    "$PY" -m venv "$VENV2"
-    "$VENV2/bin/python" -m pip install -q -r envs/ort-webgpu-1.27.txt
-    touch "$VENV2_STAMP"
-  fi
-  builds=", chromium, Node.js $(node --version 2>/dev/null || echo '(none)'), ortjs/node_modules and $VENV2"
-  [ "$SYSTEM" = 1 ] || builds=", ortjs/node_modules and $VENV2"
-fi
-
 # ---- a Vulkan driver ----------------------------------------------------------------------------------
 driver=""
 if [ "$SYSTEM" = 1 ]; then
@@ -176,15 +145,18 @@ if [ "$SYSTEM" = 1 ]; then
   fi
 fi
 
+builds=""; [ "$BROWSER" = 0 ] || [ "$SYSTEM" = 0 ] || builds=", chromium, Node.js $(node --version 2>/dev/null)"
 if [ ${#todo[@]} -eq 0 ]; then
   if [ "$SYSTEM" = 1 ]; then
-    log "nothing to do: libvulkan1, redis-server, $driver, .venv (pyproject.toml unchanged)$builds in place"
+    log "nothing to do: libvulkan1, redis-server, $driver$builds, .venv (pyproject.toml unchanged) in place"
   else
-    log "nothing to do: .venv in place (pyproject.toml unchanged)$builds; system packages not checked (--no-system)"
+    log "nothing to do: .venv in place (pyproject.toml unchanged); system packages not checked (--no-system)"
   fi
 fi
 
-# ---- what we found ------------------------------------------------------------------------------------
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp/xdg-runtime-$(id -u)}
-mkdir -p "$XDG_RUNTIME_DIR"
-.venv/bin/lafuzz backends
+# ---- the other WebGPU builds' npm packages and second venv, then what we found -------------------------
+if [ "$BROWSER" = 1 ]; then
+  .venv/bin/lafuzz setup
+else
+  .venv/bin/lafuzz backends
+fi

@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("oracles",),
     ("kernels",),
     ("fuzz.compile_cache",),
-    ("fuzz.usage", "fuzz.implementation", "fuzz.environment"),
+    ("fuzz.usage", "fuzz.implementation", "fuzz.environment", "fuzz.data_dir"),
     ("fuzz.atomic",),
     ("fuzz.output",),
     ("fuzz.model",),
@@ -28,12 +28,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fuzz.corpus",),
     ("fuzz.export",),
     ("fuzz.campaign",),
-    ("fuzz.pytest_plugin", "fuzz.bench"),
+    ("fuzz.pytest_plugin", "fuzz.bench", "fuzz.setup"),
     ("fuzz.cli",),
 )
 """The stack, lowest first: the contract in NumPy; the WGSL kernel; small utilities; the case model (a case
 and its op); findings and the backends under test; the engine (strategies, tolerances, properties); the corpus;
-upstream export; campaigns; the pytest plugin and the benchmark; the command line."""
+upstream export; campaigns; the pytest plugin, the benchmark and the set-up; the command line."""
 
 LAYER_OF = {package: index for index, layer in enumerate(LAYERS) for package in layer}
 

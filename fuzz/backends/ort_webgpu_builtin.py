@@ -1,8 +1,9 @@
 """The WebGPU EP built into an onnxruntime of another Python environment (``onnxruntime-webgpu`` 1.27.0).
 
 That package installs the same ``onnxruntime`` module as the suite's own onnxruntime, so it lives in a
-virtual environment of its own (``scripts/setup.sh`` makes ``.venv-ort-webgpu-1.27`` from
-``envs/ort-webgpu-1.27.txt``; ``$LAFUZZ_ORT_WEBGPU_PYTHON`` names another interpreter). Its interpreter runs
+virtual environment of its own: ``lafuzz setup`` makes ``.venv-ort-webgpu-1.27`` from ``REQUIREMENTS`` (package
+data) in one of ``fuzz.data_dir.homes()``, the first that has it is used; ``$LAFUZZ_ORT_WEBGPU_PYTHON`` names
+another interpreter. Its interpreter runs
 ``fuzz/backends/ort_worker.py``, which needs only numpy and onnxruntime. A schema without ``state_window``
 is found from the load error of the window probe (``ort_session.SCHEMA_WITHOUT_WINDOW``), not from the
 version: ``W > 0`` is then served in prefix mode and ``lafuzz backends`` says so.
@@ -10,18 +11,32 @@ version: ``W > 0`` is then served in prefix mode and ``lafuzz backends`` says so
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from fuzz import data_dir
 from fuzz.backends import ort_worker
 from fuzz.backends.base import Unavailable
 from fuzz.backends.ort_remote import RemoteOrtBackend
 from fuzz.implementation import Implementation
 
 PYTHON_ENV = "LAFUZZ_ORT_WEBGPU_PYTHON"
-DEFAULT_PYTHON = Path(__file__).resolve().parents[2] / ".venv-ort-webgpu-1.27" / "bin" / "python"
+VENV = ".venv-ort-webgpu-1.27"
+"""The environment's folder in each of ``data_dir.homes()``."""
+REQUIREMENTS = Path(__file__).resolve().parent / "ort-webgpu-1.27.txt"
+"""The pinned packages of that environment."""
 PACKAGE = "onnxruntime-webgpu"
+
+
+def interpreter(name: str) -> Path:
+    """``$LAFUZZ_ORT_WEBGPU_PYTHON``, else the environment's interpreter in the first home that has one;
+    ``Unavailable`` saying where it looked and how to make it."""
+    places = data_dir.places(PYTHON_ENV, f"{VENV}/bin/python")
+    for python in places:
+        if python.exists():
+            return python
+    raise Unavailable(f"{name}: no interpreter at {' or '.join(map(str, places))} (lafuzz setup makes that "
+                      f"environment; or set ${PYTHON_ENV})")
 
 
 class OrtWebGpuBuiltinBackend(RemoteOrtBackend):
@@ -31,11 +46,7 @@ class OrtWebGpuBuiltinBackend(RemoteOrtBackend):
     provider = "WebGpuExecutionProvider"
 
     def _command(self) -> tuple[list[str], Path | None]:
-        python = Path(os.environ.get(PYTHON_ENV) or DEFAULT_PYTHON)
-        if not python.exists():
-            raise Unavailable(f"{self.name}: no interpreter at {python} (bash scripts/setup.sh makes that "
-                              f"environment; or set ${PYTHON_ENV})")
-        return [str(python), "-I", ort_worker.__file__, "--ep", self.provider], None
+        return [str(interpreter(self.name)), "-I", ort_worker.__file__, "--ep", self.provider], None
 
     def _describe(self, info: dict[str, Any]) -> None:
         if not info.get("available"):

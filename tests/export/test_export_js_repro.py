@@ -1,6 +1,6 @@
 """The exported JavaScript reproductions give repro.py's verdicts and exit statuses: repro.mjs on
 onnxruntime-node, repro.html (served by serve.mjs) in the ort-web backend's Chromium. Each needs only its npm
-package, which the test lends the export folder (a link to ortjs/node_modules)."""
+package, which the test lends the export folder (a link to the node_modules `lafuzz setup` installed)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from fuzz.backends.ort_node import node_command, ortjs_folder
+from fuzz.backends.ort_node import node_command, npm_folder
 from fuzz.corpus.entry import read_entry
 from fuzz.export.exporter import export_entry
 
@@ -29,7 +29,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
     def get(name: str) -> Path:
         if name not in made:
             out = export_entry(read_entry(CORPUS / name), tmp_path_factory.mktemp("js") / Path(name).name, check=False)
-            (out / "node_modules").symlink_to(ortjs_folder() / "node_modules")
+            (out / "node_modules").symlink_to(npm_folder("repro.mjs", "onnxruntime-node") / "node_modules")
             made[name] = out
         return made[name]
 

@@ -6,14 +6,12 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { replyFd, send, serveRequests } from './wire.mjs';
+import { npmPackages, replyFd, send, serveRequests } from './wire.mjs';
 
-const require = createRequire(import.meta.url);
+const { modules, require } = npmPackages(process.argv);
 const puppeteer = require('puppeteer-core');
 const here = path.dirname(fileURLToPath(import.meta.url));
-const modules = path.join(here, 'node_modules');
 const dist = path.join(modules, 'onnxruntime-web', 'dist');
 const versionOf = (name) => JSON.parse(fs.readFileSync(path.join(modules, name, 'package.json'))).version;
 const argv = process.argv;

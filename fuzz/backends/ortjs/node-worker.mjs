@@ -1,10 +1,8 @@
 // lafuzz's ort-node backend: onnxruntime-node's WebGPU EP answering the ORT worker protocol.
-import { createRequire } from 'node:module';
 import { makeRunner } from './runner.mjs';
-import { replyFd, send, serveRequests } from './wire.mjs';
+import { npmPackages, replyFd, send, serveRequests } from './wire.mjs';
 
-const require = createRequire(import.meta.url);
-const ort = require('onnxruntime-node');
+const ort = npmPackages(process.argv).require('onnxruntime-node');
 ort.env.logLevel = 'fatal';
 
 const backends = ort.listSupportedBackends();

@@ -1,11 +1,22 @@
 // The message framing of lafuzz's ORT worker protocol on a Node process: requests on stdin, replies on
 // the file descriptor given as --reply-fd (native code that prints on stdout cannot corrupt them).
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 
 export function replyFd(argv) {
   const at = argv.indexOf('--reply-fd');
   if (at < 0) throw new Error('usage: --reply-fd N');
   return Number(argv[at + 1]);
+}
+
+// The folder whose node_modules holds the npm packages, given as --packages: `lafuzz setup` installs them apart
+// from these scripts (in a checkout's ortjs/, or the per-user data directory). `require` loads from there.
+export function npmPackages(argv) {
+  const at = argv.indexOf('--packages');
+  if (at < 0) throw new Error('usage: --packages DIR');
+  const folder = path.resolve(argv[at + 1]);
+  return { modules: path.join(folder, 'node_modules'), require: createRequire(path.join(folder, 'package.json')) };
 }
 
 export function encode(header, blobs = []) {
