@@ -1,0 +1,182 @@
+"""The time-to-bug benchmark (fuzz.bench.hunt): its catalogue, planting in a copy, the campaign's timing and
+stop, the table and plot, and a sample of ``--check`` (each targeted case fails planted, passes unplanted).
+
+No timed assertions: the benchmark prints its times, tests only check what it records.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from fuzz.backends import REGISTRY, Backend
+from fuzz.bench.hunt import cli, hunting, results
+from fuzz.bench.hunt.catalogue import Bug, CatalogueError, Edit, load, select
+from fuzz.bench.hunt.checking import check_bugs
+from fuzz.bench.hunt.hunting import HuntResult, hunt
+from fuzz.bench.hunt.targeted import FAILS, PASSES, build_case
+from fuzz.bench.hunt.tree import copy_tree, planted_copy, root_of_tree
+from fuzz.engine.properties import PROPERTIES
+
+ROOT = root_of_tree()
+BUGS = load()
+
+SPREAD = ("kernels/linear_attention.wgsl", "kernels/chunked.wgsl", "kernels/causal_conv.wgsl", "kernels/qkv_split.wgsl",
+          "kernels/shader.py", "kernels/resident.py", "kernels/causal_conv.py", "fuzz/backends/device_chain.py",
+          "oracles/recurrence.py", "oracles/prefix.py", "oracles/causal_conv/convolution.py", "oracles/rollback.py")
+"""Files the catalogue must plant bugs in (docs/hunt.md, the catalogue's spread)."""
+
+
+def test_the_catalogue_holds_at_least_40_bugs_with_unique_ids() -> None:
+    assert len(BUGS) >= 40
+    assert len({b.id for b in BUGS}) == len(BUGS)
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=lambda b: b.id)
+def test_each_edit_applies_once_to_the_tree(bug: Bug) -> None:
+    text = (ROOT / bug.edit.file).read_text()
+    assert text.count(bug.edit.find) == 1, f"{bug.id}: the text to find is not in {bug.edit.file} exactly once"
+    assert bug.edit.applied(text, bug.id) != text
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=lambda b: b.id)
+def test_each_bug_has_a_targeted_case_that_builds(bug: Bug) -> None:
+    assert bug.description and bug.component
+    assert bug.target.property in PROPERTIES
+    assert bug.target.backends and set(bug.target.backends) <= set(REGISTRY)
+    case = build_case(bug)
+    assert case.op.name == bug.op
+    assert build_case(bug).identical(case), "a targeted case must be deterministic in its seed"
+
+
+def test_the_catalogue_spreads_over_kernels_host_code_and_oracles() -> None:
+    planted = {b.edit.file for b in BUGS}
+    assert not set(SPREAD) - planted, f"no bug planted in {sorted(set(SPREAD) - planted)}"
+    backends = {name for b in BUGS for name in b.target.backends}
+    assert {"wgpu-chunked", "wgpu-wide", "wgpu-specialised", "wgpu-dawn", "wgpu-conv"} <= backends
+    assert any(b.target.fields.get("dtype") == "float16" for b in BUGS)
+    assert any(b.target.fields.get("d_k", 0) > 128 for b in BUGS), "a bug of large head sizes"
+    assert any(b.target.fields.get("seq_len", 0) > 32 and "wgpu-chunked" in b.target.backends for b in BUGS)
+    assert any(b.op == "CausalConvWithState" and b.target.fields.get("seq_len", 0) >= 49 for b in BUGS)
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_a_bad_catalogue_is_refused(tmp_path: Path) -> None:
+    row = ('[[bug]]\nid = "x"\nop = "LinearAttention"\ncomponent = "c"\ndescription = "d"\nfile = "f"\n'
+           'find = "a"\nreplace = "b"\n[bug.case]\nproperty = "backends-agree"\nbackends = ["oracle"]\n')
+    assert len(load(_write(tmp_path / "one.toml", row))) == 1
+    with pytest.raises(CatalogueError, match="appears twice"):
+        load(_write(tmp_path / "twice.toml", row + row))
+    with pytest.raises(CatalogueError, match="missing field"):
+        load(_write(tmp_path / "no-case.toml", row.split("[bug.case]")[0]))
+    with pytest.raises(CatalogueError, match="unknown bug"):
+        select(BUGS, "no-such-bug")
+    with pytest.raises(CatalogueError, match="2 times"):
+        Edit("f", "a", "b").applied("a a", "x")
+
+
+@pytest.mark.slow
+def test_a_bug_is_planted_and_unplanted_in_a_copy_only(tmp_path: Path) -> None:
+    bug = select(BUGS, "conv-dilation-ignored")[0]
+    original = (ROOT / bug.edit.file).read_text()
+    copy = copy_tree(ROOT, tmp_path / "tree")
+    assert {p.name for p in copy.iterdir()} >= {"oracles", "kernels", "fuzz", "corpus", "pyproject.toml"}
+    if (ROOT / "ortjs" / "node_modules").exists():
+        assert (copy / "ortjs" / "node_modules").is_symlink()
+    bug.edit.plant(copy, bug.id)
+    planted = (copy / bug.edit.file).read_text()
+    assert bug.edit.replace in planted and bug.edit.find not in planted
+    assert (ROOT / bug.edit.file).read_text() == original
+    bug.edit.unplant(copy, bug.id)
+    assert (copy / bug.edit.file).read_text() == original
+    with planted_copy(bug, ROOT, tmp_path) as root:
+        assert bug.edit.replace in (root / bug.edit.file).read_text()
+    assert not root.exists()
+
+
+FAKE_CAMPAIGN = """
+import json, signal, sys, time
+from pathlib import Path
+out = Path(sys.argv[1]); out.mkdir(parents=True)
+summary = {"findings": [
+    {"id": "k", "known_failure": {"backend": "ort-webgpu"}, "summary": "known", "property": "p", "backends": ["a"]},
+    {"id": "n", "known_failure": None, "summary": "rule=linear B=3", "property": "backends-agree",
+     "backends": ["oracle", "wgpu"]}], "first_seen": {"findings": {"k": 0.1, "n": 0.5}}}
+def stop(signum, frame):
+    (out / "summary.json").write_text(json.dumps(summary))
+    sys.exit(1)
+signal.signal(signal.SIGINT, stop)
+print("[lafuzz] known finding: p a", flush=True)
+print("[lafuzz] new finding: backends-agree oracle/wgpu mismatch", flush=True)
+time.sleep(20)
+"""
+
+
+@pytest.fixture
+def fake_campaign(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The campaign replaced by a script that reports a known and a new finding, then waits for SIGINT to write
+    its summary (as the real one does)."""
+    def command(budget_s: float, seed: int, out: Path, extra: Sequence[str]) -> list[str]:
+        return [sys.executable, "-c", FAKE_CAMPAIGN, str(out)]
+    monkeypatch.setattr(hunting, "campaign_command", command)
+
+
+def test_a_hunt_times_the_first_new_finding_and_stops_the_campaign(fake_campaign: None, tmp_path: Path) -> None:
+    bug = BUGS[0]
+    result = hunt(bug, tmp_path, tmp_path / "out", budget_s=5.0, seed=1)
+    assert result.found and result.seconds is not None and result.seconds < result.wall_s + 0.1
+    assert result.wall_s < 5.0, "stopped at the first new finding, not at the budget"
+    assert result.exit_status == 1 and result.seed == 1
+    assert (result.minimal_case, result.backends, result.campaign_seconds) == ("rule=linear B=3", ["oracle", "wgpu"],
+                                                                               0.5)
+    assert "new finding" in (tmp_path / "out" / "campaign.log").read_text()
+
+
+def _run(found: Sequence[float | None]) -> results.HuntRun:
+    run = results.HuntRun(budget_s=90.0, seed=1, cache="warm", campaign_args=["--jobs", "2"], commit="abc",
+                          host="h", started="2026-12-06T00:00:00+00:00")
+    run.results = [HuntResult(f"bug-{i}", "LinearAttention", "token loop | x", found=s is not None, seconds=s,
+                              minimal_case="B=3" if s else "", backends=["wgpu"] if s else [])
+                   for i, s in enumerate(found)]
+    return run
+
+
+@pytest.mark.slow
+def test_the_table_json_and_plot_of_a_run(tmp_path: Path) -> None:
+    run = _run([12.0, None, 30.0, 20.0])
+    assert run.summary_line().startswith("found 3 of 4 bugs") and run.median_s == 20.0
+    results.write_json(run, tmp_path / "hunt.json")
+    again = results.read_json(tmp_path / "hunt.json")
+    assert again.to_json() == run.to_json() and json.loads((tmp_path / "hunt.json").read_text())["cache"] == "warm"
+    table = results.markdown(run)
+    assert table.count("\n| bug-") == 4 and "token loop \\| x" in table and "| 12.0 |" in table
+    results.plot(run, tmp_path / "hunt.png", _run([5.0, 6.0, None, None]))
+    assert (tmp_path / "hunt.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_command_refuses_an_unknown_bug(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--bugs", "no-such-bug", "--check"])
+    assert exit_.value.code == 2 and "unknown bug id" in capsys.readouterr().err
+
+
+CHECKED_SAMPLE = ("la-batch-alias", "conv-dilation-ignored", "oracle-prefix-seed")
+
+
+@pytest.mark.slow
+def test_the_targeted_cases_of_a_sample_fail_planted_and_pass_unplanted(need: Callable[..., Backend]) -> None:
+    need("wgpu")
+    need("wgpu-conv")
+    sample = select(BUGS, ",".join(CHECKED_SAMPLE))
+    checks = check_bugs(sample, ROOT, print)
+    assert [(c.planted.verdict, c.unplanted.verdict) for c in checks] == [(FAILS, PASSES)] * len(sample), \
+        "\n".join(c.line() for c in checks)
+
