@@ -107,6 +107,8 @@ class Case:
             parts.append("aliased")
         if self.poison:
             parts.append(f"poison={self.poison}")
+        if "pack" in self.notes:  # fuzz.model.pack: that many cases side by side in the batch axis
+            parts.append(f"packing {self.notes['pack']} cases")
         if "draft_len" in self.notes:
             parts.append(f"draft={self.notes['draft_len']} accepted={self.notes['accepted']}")
         if "block" in self.notes:  # a hybrid block: LinearAttention runs on this call's output
