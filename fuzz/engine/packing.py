@@ -13,10 +13,10 @@ select-and-resume and device chains (an acceptance per call) or the hybrid block
 
 A failure is reported as a single case: ``per_slice`` checks the failing slice again as a call of its own (the
 slice of the worst element first, then the others) and raises that failure, so the finding's case is that slice.
-Where no slice fails alone, the entries interacted: the failure stands as one call of the whole batch, a case of
-its own (the pack note dropped). Either failure is the check's own exception, raised afresh (no exception in
-flight), so Hypothesis sees the same failure wherever the property meets it and shrinks a pack towards one call
-(``PACK_SIZES`` puts 1 first).
+Where no slice fails alone, the entries interacted (or the failure does not recur): the failure stands as one call
+of the whole batch, a case of its own (the pack note dropped). Either failure is the check's own exception, raised
+afresh (no exception in flight), so Hypothesis sees the same failure wherever the property meets it and shrinks a
+pack towards one call (``PACK_SIZES`` puts 1 first).
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def _single(packed: PropertyFailure, check: CheckFn, case: Case, backends: Seque
     whole = case.with_(notes={k: v for k, v in case.notes.items() if k != PACK})
     packed.finding = packed.finding.with_(
         case=whole, report=f"{packed.finding.report}\nas one call of batch {entries * count}: each of its "
-                           f"{count} slices of batch {entries} passes alone, so its batch entries interact")
+                           f"{count} slices of batch {entries} passes alone (its batch entries interact, or the "
+                           f"failure does not recur)")
     return packed
 
 
