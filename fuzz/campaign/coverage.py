@@ -23,6 +23,7 @@ from fuzz.engine.bad_inputs import RULES
 from fuzz.engine.strategies import BETAS, DECAYS, KEY_NORMS, MAGNITUDES
 from fuzz.model.case import POISON_KINDS, Case
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION, OPS
+from fuzz.model.pack import slice_of, slices
 from kernels.geometry import CHUNK_SIZE, geometry
 from kernels.geometry import d_k_classes as geometry_classes
 from oracles.validation import DELTA_RULES, MAX_STATE_WINDOW, UPDATE_RULES, Dims, ValidationError
@@ -155,7 +156,10 @@ OP_AXES: dict[str, tuple[str, ...]] = {LINEAR_ATTENTION.name: (*AXES, *INTERACTI
 
 def buckets(case: Case, *, chunked: bool = False) -> list[str]:
     """The ``"axis: bucket"`` labels of one case (an invalid case: its broken rule and dtype), its op first;
-    ``chunked``: a chunked prefill checks the case (its chunks are then counted)."""
+    ``chunked``: a chunked prefill checks the case (its chunks are then counted). A packed case's labels are those
+    of its slices, the cases it checks (``fuzz.model.pack``: every slice has one shape)."""
+    if slices(case) > 1:
+        case = slice_of(case, 0)
     if case.op is not LINEAR_ATTENTION:
         return [f"op: {case.op.name}", *(f"{axis}: {bucket}" for axis, bucket in conv_buckets(case).items())]
     return [f"op: {case.op.name}", *_linear_attention_buckets(case, chunked)]

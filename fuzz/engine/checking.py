@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -156,7 +156,7 @@ class Check:
         """``assert_close`` against ``exact``'s part ``tensor`` (``rows``: output positions compared, along
         the op's sequence axis); a mismatch becomes a ``PropertyFailure``."""
         depth = self.testing.depth(self.dims, tensor, tokens)
-        where = Where(self.prop, labels, self.summary)
+        where = Where(self.prop, labels, self.case)
         values, block = exact.part(tensor)
         if tensor == "output":
             values, block = self.along_sequence(values, rows), self.along_sequence(block, rows)
@@ -179,11 +179,6 @@ class Check:
     def slots(self, selected: np.ndarray) -> np.ndarray:
         """A per-slot boolean as a mask of the windowed state (the window axis first)."""
         return selected.reshape(-1, *[1] * (len(self.dims.state_shape) - 1))
-
-    @cached_property
-    def summary(self) -> str:
-        """The case in one line, for reports (computed once per check)."""
-        return self.case.summary()
 
     def _note_parts(self, pair: str, tensor: str, ratios: np.ndarray) -> None:
         """Record the passing ratios of ``tensor`` for ``pair``, slot by slot for a windowed state."""

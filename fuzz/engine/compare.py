@@ -9,6 +9,7 @@ states a bound of its own.
 
 from __future__ import annotations
 
+import builtins
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -125,7 +126,13 @@ class Where:
 
     property: str
     backends: tuple[str, str]
-    case_summary: str
+    case: str | Case
+    """The case compared, or its summary line: a case is summarised only for the report of a failure (a
+    summary validates the case again; nearly every comparison passes)."""
+
+    @builtins.property  # the field ``property`` shadows the builtin in this class body
+    def case_summary(self) -> str:
+        return self.case if isinstance(self.case, str) else self.case.summary()
 
 
 Locator = Callable[[tuple[int, ...]], dict[str, Any]]

@@ -141,6 +141,11 @@ class ConvShape:
     def state_length(self) -> int:
         return (self.kernel[-1] - 1) * self.dilation
 
+    @property
+    def entry_elements(self) -> int:
+        """Elements of one batch entry: its input and its state slots."""
+        return self.channels * math.prod(self.spatial) * (self.seq_len + max(1, self.state_window) * self.state_length)
+
 
 @dataclass(frozen=True)
 class ConvLayout:

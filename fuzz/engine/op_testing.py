@@ -52,7 +52,7 @@ class OpTesting:
     """``Limits`` or ``ConvLimits``: its ``ci()``, ``default()``, ``campaign()``, ``big()`` presets."""
     cases: Callable[..., st.SearchStrategy[Case]]
     """Valid cases: ``cases(limits, *, min_window=0, has_past=None, aliased=False, state_window=None,
-    seq_len=None, notes=None)``."""
+    seq_len=None, notes=None, packs=False)``."""
     resume_cases: Strategy
     invalid_cases: Strategy
     rules: tuple[str, ...]
@@ -67,11 +67,11 @@ class OpTesting:
     chain_cases: Strategy | None = None
     """Device-resident chains (``device-chain``), where the op has a kernel that runs them."""
 
-    def short_cases(self, limits: Any) -> st.SearchStrategy[Case]:
-        return short_window_cases(self.cases, limits)
+    def short_cases(self, limits: Any, packs: bool = False) -> st.SearchStrategy[Case]:
+        return short_window_cases(self.cases, limits, packs)
 
-    def poisoned_cases(self, limits: Any) -> st.SearchStrategy[Case]:
-        return poisoned_window_cases(self.cases, limits)
+    def poisoned_cases(self, limits: Any, packs: bool = False) -> st.SearchStrategy[Case]:
+        return poisoned_window_cases(self.cases, limits, packs)
 
     def preset(self, name: str) -> Any:
         """The op's limits preset ``name`` (one of ``PRESETS``)."""

@@ -28,6 +28,7 @@ from fuzz.engine.checking import Check, CheckResult, Property, Result, failure_k
 from fuzz.engine.compare import Match
 from fuzz.engine.hybrid_block import HYBRID_BLOCK
 from fuzz.engine.op_testing import OpTesting, for_limits
+from fuzz.engine.packing import per_slice
 from fuzz.engine.strategies import with_clean_past
 from fuzz.findings import Kind
 from fuzz.model.case import Case
@@ -270,15 +271,18 @@ def _of_limits(strategy: Callable[[OpTesting, Any], st.SearchStrategy[Case]]
 PROPERTIES: dict[str, Property] = {
     p.name: p for p in (
         Property("backends-agree", "every pair of backends agrees on output and every state slot",
-                 _of_limits(lambda t, limits: t.cases(limits)), check_backends_agree),
+                 _of_limits(lambda t, limits: t.cases(limits, packs=True)), per_slice(check_backends_agree)),
         Property("output-parity", "output at W > 0 equals output at W = 0 on each backend",
-                 _of_limits(lambda t, limits: t.cases(limits, min_window=1)), check_output_parity),
+                 _of_limits(lambda t, limits: t.cases(limits, min_window=1, packs=True)),
+                 per_slice(check_output_parity)),
         Property("prefix-oracle", "every slot equals a separately evaluated prefix (W = 0 oracle runs)",
-                 _of_limits(lambda t, limits: t.cases(limits, min_window=1)), check_prefix_oracle),
+                 _of_limits(lambda t, limits: t.cases(limits, min_window=1, packs=True)),
+                 per_slice(check_prefix_oracle)),
         Property("poison-invariance", "NaN/Inf/huge/garbage in past slots 0..W-2 changes no output bit",
-                 _of_limits(OpTesting.poisoned_cases), check_poison_invariance),
+                 _of_limits(lambda t, limits: t.poisoned_cases(limits, packs=True)),
+                 per_slice(check_poison_invariance)),
         Property("leading-zeros", "with T < W the leading W - T slots are exactly zero",
-                 _of_limits(OpTesting.short_cases), check_leading_zeros),
+                 _of_limits(lambda t, limits: t.short_cases(limits, packs=True)), per_slice(check_leading_zeros)),
         Property("select-resume", "resuming from a selected slot equals a fresh run over the accepted prefix; "
                  "a zero-token acceptance keeps the original past state",
                  _of_limits(lambda t, limits: t.resume_cases(limits)), check_select_resume),

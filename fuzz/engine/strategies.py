@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from fuzz.engine.tolerance import exact_answer
 from fuzz.model.case import POISON_KINDS, Case
+from fuzz.model.pack import PACK
 from oracles.rollback import represented_acceptances
 from oracles.validation import DELTA_RULES, GATED_RULES, MAX_STATE_WINDOW, UPDATE_RULES
 
@@ -57,6 +58,18 @@ PER_HEAD_FIRST = st.sampled_from((False, True))
 """``decay_per_row`` / ``beta_shared`` of a present input: per-head first, so failures shrink to it.
 ``sampled_from``, not ``booleans``: the derandomized searches that the mutant tests' shrink bounds
 are tuned on follow this choice sequence."""
+
+PACK_SIZES = (1, 3, 5, 7)
+"""How many cases of one shape a packing strategy puts side by side in the batch axis of one call
+(``fuzz.model.pack``), drawn evenly: a quarter of its examples stay single calls (so a batch-indexing bug
+also shows in a case of its own), and 1 comes first, so a failure shrinks towards a single call. Odd, so that a
+size or offset in proportion to the batch (a state slot's bytes, a binding's offset) is divisible by the same
+powers of two as its slice's: packs of 2, 4 and 8 made slots aligned where the slices' were not, and hid a
+kernel's wrong seed for slots that cannot be bound at their offset."""
+
+PACK_ELEMENTS = 1 << 15
+"""The most elements of inputs and state a pack's batch entries hold together: packing pays where a call's
+fixed cost outweighs its work (small cases), and keeps a pack of them small."""
 
 STRATEGY_CACHE = 512
 """Strategy objects kept per factory: the same arguments give the same (immutable) strategy, so a
@@ -163,6 +176,12 @@ class Shape:
     d_k: int
     d_v: int
     state_window: int
+
+    @property
+    def entry_elements(self) -> int:
+        """Elements of one batch entry: its tokens' query, key and value, and its state slots."""
+        tokens = self.seq_len * ((self.q_heads + self.key_heads) * self.d_k + self.kv_heads * self.d_v)
+        return tokens + max(1, self.state_window) * self.kv_heads * self.d_k * self.d_v
 
 
 @dataclass(frozen=True)
@@ -443,21 +462,34 @@ def valid_cases(shapes_of: Callable[..., st.SearchStrategy[Any]], windows_of: Ca
     by ``build(shape, layout, numerics, aliased=, notes=)``; in that order, so failures shrink layer by layer.
 
     The strategy is ``cases(limits, *, min_window=0, has_past=None, aliased=False, state_window=None,
-    seq_len=None, notes=None)``: ``min_window`` raises the smallest ``W`` (``state_window`` replaces the window
-    strategy outright); ``seq_len`` replaces the ``T`` strategy; ``has_past`` forces the past state present or
-    absent; ``aliased`` binds past and present state to one buffer (implies a past state).
+    seq_len=None, notes=None, packs=False)``: ``min_window`` raises the smallest ``W`` (``state_window`` replaces
+    the window strategy outright); ``seq_len`` replaces the ``T`` strategy; ``has_past`` forces the past state
+    present or absent; ``aliased`` binds past and present state to one buffer (implies a past state); ``packs``
+    draws last how many cases of the drawn shape to pack into one call (``pack_sizes``): the case is built with
+    that many times the batch and noted as a pack (``fuzz.model.pack``), its slices the cases.
     """
 
     @st.composite
     def drawn(draw: st.DrawFn, limits: Any, *, min_window: int = 0, has_past: bool | None = None,
               aliased: bool = False, state_window: st.SearchStrategy[int] | None = None,
-              seq_len: st.SearchStrategy[int] | None = None, notes: dict[str, Any] | None = None) -> Case:
+              seq_len: st.SearchStrategy[int] | None = None, notes: dict[str, Any] | None = None,
+              packs: bool = False) -> Case:
         windowed = state_window if state_window is not None else windows_of(limits, min_window)
         shape = draw(shapes_of(limits, state_window=windowed, seq_len=seq_len))
         layout = draw(layouts_of(limits, has_past=True if aliased else has_past))
-        return build(shape, layout, draw(numerics()), aliased=aliased, notes=notes)
+        num = draw(numerics())
+        count = draw(pack_sizes(shape.batch * shape.entry_elements)) if packs else 1
+        if count > 1:
+            shape, notes = replace(shape, batch=shape.batch * count), {**(notes or {}), PACK: count}
+        return build(shape, layout, num, aliased=aliased, notes=notes)
 
     return drawn
+
+
+def pack_sizes(elements: int) -> st.SearchStrategy[int]:
+    """How many cases of ``elements`` each (one case's batch entries) to pack: the ``PACK_SIZES`` that keep a pack
+    within ``PACK_ELEMENTS``."""
+    return one_of_values(tuple(n for n in PACK_SIZES if n == 1 or n * elements <= PACK_ELEMENTS))
 
 
 cases = valid_cases(shapes, windows, layouts, build_case)

@@ -18,20 +18,22 @@ from oracles.rollback import represented_acceptances
 
 
 @st.composite
-def short_window_cases(draw: st.DrawFn, cases: CasesFn, limits: Any) -> Case:
-    """``T < W`` with a past state (sometimes poisoned): the leading ``W - T`` slots must come out exactly zero."""
+def short_window_cases(draw: st.DrawFn, cases: CasesFn, limits: Any, packs: bool = False) -> Case:
+    """``T < W`` with a past state (sometimes poisoned): the leading ``W - T`` slots must come out exactly zero.
+    ``packs``: sometimes several such cases in one call (``valid_cases``), each entry's past poisoned alike."""
     if limits.max_window < 2:
         raise ValueError("short_window_cases: needs a max_window >= 2")
     w = draw(st.integers(2, limits.max_window))
     case = draw(cases(limits, state_window=st.just(w), seq_len=st.integers(1, min(w - 1, limits.max_seq_len)),
-                      has_past=True))
+                      has_past=True, packs=packs))
     return draw(st.sampled_from([None, *POISON_KINDS]).map(lambda kind: poisoned(case, kind)))
 
 
 @st.composite
-def poisoned_window_cases(draw: st.DrawFn, cases: CasesFn, limits: Any) -> Case:
-    """``W >= 2`` with a past state whose slots ``0..W-2`` hold NaN, Inf, huge values or garbage bits."""
-    case = draw(cases(limits, min_window=2, has_past=True))
+def poisoned_window_cases(draw: st.DrawFn, cases: CasesFn, limits: Any, packs: bool = False) -> Case:
+    """``W >= 2`` with a past state whose slots ``0..W-2`` hold NaN, Inf, huge values or garbage bits
+    (``packs`` as for ``short_window_cases``)."""
+    case = draw(cases(limits, min_window=2, has_past=True, packs=packs))
     return poisoned(case, draw(one_of_values(POISON_KINDS)))
 
 

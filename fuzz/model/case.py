@@ -72,8 +72,17 @@ class Case:
 
     def dims(self) -> Any:
         """The op's validated sizes (``oracles.Dims``, ``oracles.causal_conv.ConvDims``); raises
-        ``ValidationError`` for an invalid case."""
-        return self.op.validate(**self.kwargs())
+        ``ValidationError`` for an invalid case.
+
+        Validation reads the attributes and the inputs' shapes and dtypes, which a case never changes (its
+        arrays' values may be restored in place, never reshaped), so the sizes are worked out once per case:
+        an example asks for them from its strategy, its coverage buckets, its known issues and its check.
+        """
+        dims = self.__dict__.get("_dims")
+        if dims is None:
+            dims = self.op.validate(**self.kwargs())
+            object.__setattr__(self, "_dims", dims)  # a cache, not a field: equality and replace() ignore it
+        return dims
 
     def with_(self, **changes: Any) -> Case:
         """A copy with some fields replaced (``inputs``/``attrs`` replace whole dicts)."""
@@ -98,6 +107,8 @@ class Case:
             parts.append("aliased")
         if self.poison:
             parts.append(f"poison={self.poison}")
+        if "pack" in self.notes:  # fuzz.model.pack: that many cases side by side in the batch axis
+            parts.append(f"packing {self.notes['pack']} cases")
         if "draft_len" in self.notes:
             parts.append(f"draft={self.notes['draft_len']} accepted={self.notes['accepted']}")
         if "block" in self.notes:  # a hybrid block: LinearAttention runs on this call's output

@@ -65,6 +65,9 @@ class Op:
     """The state's window axis (``W > 0``): slot ``j`` is ``state[j]``."""
     layouts: Mapping[str, str] = field(default_factory=dict)
     """Each input's shape in the schema's letters, for reports."""
+    shared_inputs: tuple[str, ...] = ()
+    """Inputs without a batch axis, which every batch entry of a call reads (the others have the batch axis first,
+    after the window axis of a windowed state)."""
 
     @property
     def lead_input(self) -> str:
@@ -156,6 +159,7 @@ CAUSAL_CONV = Op(
     describe=_conv_describe,
     layouts={"input": "(B, C, *S, T), or (B, T, d_1, ..., d_n) channels last", "weight": "(C, 1, k_1, ..., k_ndim)",
              "bias": "(C,)", "past_state": "(B, C, *S, L), or (B, L, d_1, ..., d_n) channels last; (W, ...) for W > 0"},
+    shared_inputs=("weight", "bias"),
 )
 
 OPS: dict[str, Op] = {op.name: op for op in (LINEAR_ATTENTION, CAUSAL_CONV)}

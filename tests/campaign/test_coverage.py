@@ -11,6 +11,7 @@ import pytest
 from fuzz.campaign.coverage import AXES, UNIVERSE, buckets, d_k_classes, never_reached, reached, table
 from fuzz.engine.bad_inputs import BREAKERS, break_case
 from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
+from fuzz.model.pack import PACK, slice_of
 from kernels.shader import CHUNK_SIZE, KernelSpec
 
 
@@ -95,3 +96,9 @@ def test_table_keeps_zeros_and_names_what_was_never_reached() -> None:
     hit, total = reached(counts)
     assert hit == len(counts) and total == sum(len(v) for v in UNIVERSE.values()) == hit + len(missing)
     assert "rule: linear" in missing and "rule: gated_delta" not in missing
+
+
+def test_a_packed_case_falls_in_the_buckets_of_its_slices() -> None:
+    """A pack of three cases of batch 2 counts as cases of batch 2, not as a batch of 6 outside every bucket."""
+    pack = _case(batch=6, seq_len=3, window=2).with_(notes={PACK: 3})
+    assert buckets(pack) == buckets(slice_of(pack, 0)) and "B: 2" in buckets(pack)

@@ -4,7 +4,9 @@ Each mutant of ``support.kernel_mutants`` computes the right bits everywhere in 
 slice (``Limits.campaign()``: head sizes 1, 3, 8; at most 2 heads with ``n_k = 1``; ``B <= 2``;
 ``T <= 9``) and wrong ones in one region outside it. The first test shows the old slice cannot see
 it; the second that swarm units (``fuzz.campaign.swarm``), drawn from a fixed sequence of seeds as a
-campaign draws them, find it and shrink it to a case in that region.
+campaign draws them, find it and shrink it to a case in that region. One region, ``B >= 3``, the slice
+now reaches with packed cases (``fuzz.model.pack``: several cases in the batch axis of one call), which
+find that mutant in it.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from support.swarm_hunt import hunt
 from fuzz.backends import Backend
 from fuzz.campaign import swarm
 from fuzz.campaign.shard import WorkUnit
-from fuzz.campaign.unit import run_unit
+from fuzz.campaign.unit import UnitResult, run_unit
 from fuzz.engine.strategies import Limits
 from fuzz.findings import Kind
 from fuzz.model.case import Case
+from fuzz.model.pack import slices
 from kernels.options import WIDE_ROW_GROUPS
 from kernels.shader import CHUNK_SIZE, KernelSpec
 
@@ -54,14 +57,31 @@ def _mutant(cls: type[KernelMutant], need: Callable[..., Backend]) -> Backend:
     return cls()
 
 
+PACKS_REACH = ("batch-alias",)
+"""The mutants whose region packed cases of the old slice reach."""
+
+
+def _old_slice(cls: type[KernelMutant], need: Callable[..., Backend]) -> UnitResult:
+    return run_unit(WorkUnit(PROPERTY, 0, 0), [need("oracle"), _mutant(cls, need)], limits=Limits.campaign(),
+                    settings=settings(settings(), max_examples=OLD_SLICE_EXAMPLES))
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("cls", MUTANTS, ids=lambda m: m.patch.name)
+@pytest.mark.parametrize("cls", [m for m in MUTANTS if m.patch.name not in PACKS_REACH], ids=lambda m: m.patch.name)
 def test_the_old_slice_cannot_see_the_mutant(cls: type[KernelMutant], need) -> None:
-    bad = _mutant(cls, need)
-    result = run_unit(WorkUnit(PROPERTY, 0, 0), [need("oracle"), bad], limits=Limits.campaign(),
-                      settings=settings(settings(), max_examples=OLD_SLICE_EXAMPLES))
+    result = _old_slice(cls, need)
     assert result.finding is None, result.finding.report
     assert result.checked > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", [m for m in MUTANTS if m.patch.name in PACKS_REACH], ids=lambda m: m.patch.name)
+def test_packs_of_the_old_slice_find_the_mutant(cls: type[KernelMutant], need) -> None:
+    """Found in a packed call, and reported as one call in the region (its slices pass alone)."""
+    finding = _old_slice(cls, need).finding
+    assert finding is not None and finding.kind == Kind.MISMATCH, "the packed slice missed the mutant"
+    assert REGION[cls.patch.name](finding.case) and slices(finding.case) == 1, finding.case.summary()
+    print(f"{cls.patch.name}: {finding.case.summary()}")
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ import oracles
 from fuzz.backends import Backend, Capabilities, Rejected, create
 from fuzz.model.case import Case
 from fuzz.model.ops import LINEAR_ATTENTION
+from fuzz.model.pack import batch_axis
 
 
 class OracleMutant(Backend):
@@ -61,3 +62,20 @@ class SeedsFromFirstSlot(OracleMutant):
             seeded[-1] = past[0]
             case = case.with_inputs(past_state=seeded)
         return self.oracle.run(case)
+
+
+class SwapsBatchEntries(OracleMutant):
+    """In a call of two batch entries or more, returns entry 0's results as entry 1's and the other way round
+    (a batch index gone wrong): every entry alone is right."""
+
+    name = "swaps-batch-entries"
+
+    def mutate(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        output, present = self.oracle.run(case)
+        if output.shape[0] < 2:
+            return output, present
+        state_axis = batch_axis(case, case.op.state_input) or 0
+        for result, axis in ((output, 0), (present, state_axis)):
+            before = (slice(None),) * axis
+            result[(*before, [0, 1])] = result[(*before, [1, 0])]
+        return output, present
