@@ -181,6 +181,9 @@ class UnitResult:
     """Wall time of the unit in its worker."""
     database: DatabaseHealth | None = None
     """The state of the worker's example database after the unit (lost shared database, full disk)."""
+    error: str | None = None
+    """The traceback of an error raised before the unit's first example (``run_unit`` raises it: there is no case
+    to make a finding of), where its worker caught it; the campaign reports it and goes on."""
 
 
 class UnitStopped(BaseException):
@@ -188,18 +191,27 @@ class UnitStopped(BaseException):
     mistake it for a failure to shrink."""
 
 
-def _harness_error(unit: WorkUnit, backends: Sequence[Backend], error: Exception, case: Case) -> Finding:
+def error_line(error: BaseException) -> str:
+    """``"Type: first line of its message"``; for a group (a ``FlakyFailure``), its first exception's."""
+    if isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
     first_line = str(error).splitlines()[0] if str(error) else ""
-    return Finding(property=unit.property, backends=tuple(b.name for b in backends), kind=Kind.HARNESS_ERROR,
-                   signature=f"{type(error).__name__}: {first_line}",
-                   report="".join(traceback.format_exception(error)), case=case)
+    return f"{type(error).__name__}: {first_line}"
 
 
-def _flaky(flaky: FlakyFailure) -> Finding:
-    """The finding inside a failure that did not recur when Hypothesis replayed it (a racy backend)."""
+def harness_error(property_name: str, backends: Sequence[Backend], error: BaseException, case: Case) -> Finding:
+    """A check of ``case`` that raised outside the property's typed outcomes (a bug of a backend or of the suite)
+    as a finding of those backends, its traceback the report: a campaign reports it and goes on."""
+    return Finding(property=property_name, backends=tuple(b.name for b in backends), kind=Kind.HARNESS_ERROR,
+                   signature=error_line(error), report="".join(traceback.format_exception(error)), case=case)
+
+
+def _flaky(flaky: FlakyFailure) -> Finding | None:
+    """The finding inside a failure that did not recur when Hypothesis replayed it (a racy backend); None where
+    no property failed (an error that did not recur)."""
     failure = next((e for e in flaky.exceptions if isinstance(e, PropertyFailure)), None)
     if failure is None:
-        raise flaky
+        return None
     finding = failure.finding
     return finding.with_(report=finding.report + "\nflaky: this case did not fail on every run")
 
@@ -240,7 +252,7 @@ def hypothesis_test(unit: WorkUnit, limits: OpLimits, settings: Settings, body: 
 
 def failure_finding(error: BaseException) -> Finding | None:
     """The finding a failed unit test raised (a property failure, possibly one that did not recur:
-    ``FlakyFailure``); None for any other error."""
+    ``FlakyFailure``); None for any other error (a flaky one among them)."""
     if isinstance(error, PropertyFailure):
         return error.finding
     if isinstance(error, FlakyFailure):
@@ -330,9 +342,11 @@ class UnitBody:
         """Whether ``issue``, a crash or hang met for the first time, still reproduces on its documented case
         (``documented_case.replay``, once per issue): it then counts as shrunk, and what the replay found is
         reported. Only a crash or hang of a crash-isolated backend is replayed: shrinking one costs a process per
-        example (and the replay must not end this one)."""
+        example (and the replay must not end this one); and not once the unit's stop time has passed (a replay
+        starts a process: the failure is then kept as met, not fully shrunk)."""
         if (self.documented is None or issue.kind not in ENDS_THE_PROCESS or issue.id in self.unconfirmed
-                or not any(b.name == issue.backend and isolated(b) for b in self.counted)):
+                or not any(b.name == issue.backend and isolated(b) for b in self.counted)
+                or time.time() >= self.stop_at()):  # past the stop: the failure is kept as met, not replayed
             return False
         try:
             replayed = documented_case.replay(issue, self.documented, self.counted, self.classifier)
@@ -427,7 +441,7 @@ def run_unit(
 
     Raises:
         Exception: only an error raised before the first example ran (a harness that cannot start); a
-            property failure, or an error once examples ran, becomes the result's finding.
+            property failure, or an error once examples ran (flaky or not), becomes the result's finding.
     """
     op = for_limits(limits).op.name
     prop = resolve_property(unit.property)
@@ -440,17 +454,17 @@ def run_unit(
     test = hypothesis_test(unit, limits, settings, body.example, body.selection)
     try:
         test()
-    except (PropertyFailure, FlakyFailure) as failure:
-        result.finding = failure_finding(failure)
     except UnitStopped:
         result.stopped = time.time() >= stop_at()
         if body.smallest is not None:
             result.finding = body.smallest.with_(
                 report=body.smallest.report + "\n(the campaign stopped while shrinking: not fully minimised)")
     except Exception as error:  # a harness or backend bug is a finding too, never a lost campaign
-        if body.last is None:
-            raise
-        result.finding = _harness_error(unit, body.counted, error, body.last)
+        result.finding = failure_finding(error)
+        if result.finding is None:
+            if body.last is None:
+                raise
+            result.finding = harness_error(unit.property, body.counted, error, body.last)
     finally:
         result.backend_calls = {b.name: b.calls - before[b.name][0] for b in body.counted}
         result.window_calls = {b.name: b.window_calls - before[b.name][1] for b in body.counted}
