@@ -104,7 +104,7 @@ def test_a_campaign_whose_worker_pools_break_again_and_again_exits_soon_after_it
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "fuzz.cli", "campaign", "--time", "40s", "-j", "4", "--examples-per-unit", "3",
+        [sys.executable, "-m", "fuzz.cli", "campaign", "--time", "40s", "-j", "3", "--examples-per-unit", "3",
          "--backends", "oracle,support.fakes:DiesOften", "--properties", "backends-agree", "--limits", "ci",
          "--out", str(out), "--corpus", str(tmp_path / "none")],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True,
