@@ -564,11 +564,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "campaign", help="fuzz: run the properties for a budget, save findings, write a report",
-        epilog="exit status: 0 cases checked, only known findings or none; 1 a new finding; 3 nothing checked; "
-               "4 nothing new, but a worker process died and its units went unchecked; 5 nothing new, but the "
-               "output disk filled up (ENOSPC or EDQUOT): the campaign stopped, what it wrote is kept, the summary "
-               "too if it fitted (the last line says); 130 stopped by Ctrl-C or SIGTERM (running units finish, the "
-               "summary is written), nothing new; 2 bad usage",
+        epilog="exit status: 0 cases checked, only known findings or none; 1 a new finding (or an error before a "
+               "unit's first case); 3 nothing checked; 4 nothing new, but units went unchecked (a worker process died, "
+               "or hung past the budget's grace); 5 nothing new, but the output disk filled up (ENOSPC or EDQUOT): "
+               "the campaign stopped, what it wrote is kept, the summary too if it fitted (the last line says); 130 "
+               "stopped by Ctrl-C or SIGTERM (running units finish, the summary is written), nothing new; 2 bad usage",
     )
     p.add_argument("--time", type=_seconds, help="time budget, e.g. 90s, 3m, 1h (default 3m)")
     p.add_argument("--examples", type=_positive, help="example budget instead of time: a fixed amount of work")

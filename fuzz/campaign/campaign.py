@@ -247,7 +247,7 @@ class Campaign:
     def _late(self) -> None:
         """The exports of entries written after the stop (``late_exports``), while the grace lasts (``_hard_stop``);
         one line names those left (``lafuzz export`` makes one later)."""
-        waiting = list(self.late_exports)
+        waiting, self.late_exports = self.late_exports, []
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C again: the others are left
             while waiting and time.time() < self._hard_stop():
                 self._export(*waiting.pop(0))

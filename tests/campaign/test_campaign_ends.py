@@ -17,6 +17,7 @@ from fuzz.campaign import campaign as campaign_module
 from fuzz.campaign import worker as worker_module
 from fuzz.campaign.campaign import Campaign, CampaignConfig, run_campaign
 from fuzz.campaign.progress import Progress
+from fuzz.campaign.report import render_html
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.summary import EXIT_NEW_FINDINGS, EXIT_WORKER_DIED, Summary
 from fuzz.campaign.worker import Worker
@@ -95,6 +96,7 @@ def test_an_error_before_a_units_first_case_is_reported_and_the_campaign_goes_on
     assert campaign.unit_errors[0]["error"] == "RuntimeError: the harness cannot start this unit"
     summary = campaign.summary()
     assert summary.exit_status == EXIT_NEW_FINDINGS and "cannot_start" in summary.unit_errors[0]["traceback"]
+    assert "the harness cannot start this unit" in render_html(summary)
 
 
 @pytest.mark.slow
@@ -169,3 +171,40 @@ def test_a_hung_call_in_the_campaigns_own_process_is_abandoned_at_the_hard_stop(
     assert (tmp_path / "hung").exists(), "no call hung"
     assert summary.units_abandoned == 1 and summary.exit_status == EXIT_WORKER_DIED
     assert Summary.read(config.out / "summary.json").units_abandoned == 1
+
+
+def test_a_finding_saved_after_the_stop_is_exported_only_while_the_grace_lasts(tmp_path, monkeypatch):
+    """The upstream export (``on_saved``) of an entry written after the stop waits until the units are in, and is
+    made only before the hard stop; one line names the entries left."""
+    from fuzz.campaign.unit import UnitResult
+    from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
+    from fuzz.findings import Finding, Kind
+
+    case = build_case(Shape(batch=1, seq_len=1, q_heads=1, kv_heads=1, key_heads=1, d_k=1, d_v=1, state_window=0),
+                      Layout(update_rule="linear", dtype="float32", decay_per_row=None, beta_shared=False,
+                             has_past=False, scale=None),
+                      Numerics(magnitude="unit", keys="normalised", decay="moderate", beta="uniform", seed=0))
+    exported: list[Path] = []
+    notes: list[str] = []
+    progress = Progress(interval=60)
+    monkeypatch.setattr(progress, "note", notes.append)
+    campaign = Campaign(_config(tmp_path, "oracle", time_budget=60.0), progress,
+                        on_saved=lambda entry, path, backends: exported.append(path))
+    campaign.corpus_dir.mkdir(parents=True)
+
+    def found(signature: str) -> None:
+        finding = Finding(property="backends-agree", backends=("oracle",), kind=Kind.MISMATCH, signature=signature,
+                          report="", case=case)
+        campaign.absorb(UnitResult(WorkUnit("backends-agree", 0, 0), finding=finding), [])
+
+    found("before the stop")
+    campaign.stop_time = time.time() - 1
+    found("after the stop")
+    assert len(exported) == 1 and len(campaign.late_exports) == 1
+    campaign._late()
+    assert len(exported) == 2 and not [n for n in notes if "not exported" in n]
+    campaign.stop_time = time.time() - campaign_module.STOP_GRACE_S - 1
+    found("after the grace")
+    found("after the grace too")
+    campaign._late()
+    assert len(exported) == 2 and [n for n in notes if "2 finding(s) not exported upstream" in n], notes
