@@ -28,6 +28,7 @@ import contextlib
 import math
 import multiprocessing
 import platform
+import shutil
 import signal
 import time
 import traceback
@@ -51,11 +52,20 @@ from fuzz.campaign.database import LOCAL, DatabaseHealth
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
 from fuzz.campaign.summary import Summary
-from fuzz.campaign.unit import OnSaved, UnitResult, error_line
-from fuzz.campaign.worker import NATIVE_LOG, STOP_SIGNALS, Worker, init_worker, probe, run_in_worker
+from fuzz.campaign.unit import OnSaved, UnitResult, UnitStopped, error_line
+from fuzz.campaign.worker import (
+    NATIVE_LOG,
+    STOP_SIGNALS,
+    UNFINISHED,
+    Worker,
+    init_worker,
+    probe,
+    run_in_worker,
+    unfinished_path,
+)
 from fuzz.corpus import candidates
 from fuzz.corpus.candidates import NearMiss
-from fuzz.corpus.entry import Entry, write_entry
+from fuzz.corpus.entry import CorpusError, Entry, from_bytes, write_entry
 from fuzz.findings import Finding
 from fuzz.model.ops import LINEAR_ATTENTION
 from fuzz.output import Reserve
@@ -63,9 +73,9 @@ from fuzz.output import Reserve
 T = TypeVar("T")
 
 
-class HardStop(BaseException):
-    """Raised by the hard stop's alarm in a unit run in the campaign's own process (``-j 1``); a
-    ``BaseException``, so that neither Hypothesis nor a property takes it for a failure."""
+class HardStop(UnitStopped):
+    """Raised by the hard stop's alarm in a unit run in the campaign's own process (``-j 1``): the unit stops there,
+    keeping what it found (``UnitStopped``), and counts as abandoned."""
 
 
 MAX_POOL_RESTARTS = 3
@@ -164,6 +174,8 @@ class Campaign:
         self.not_saved: list[OutOfSpace] = []
         """Every write a full disk refused, in order (the summary and report among them, if it came to that)."""
         self.interrupted = False
+        self.hard_stopped = False
+        """Whether the hard stop's alarm went off (``_alarm_at_hard_stop``)."""
         self.alarmed = False
         """Whether a unit runs in this process under the hard stop's alarm (``_alarm_at_hard_stop``)."""
         self.started = datetime.now(UTC)
@@ -379,11 +391,13 @@ class Campaign:
                         self.absorb(*worker.run(unit))
                     except Exception:  # the worker's own plumbing: the unit is reported, the campaign goes on
                         self.failed(unit.key, traceback.format_exc())
-        except HardStop:
-            self.abandoned_units += 1
-            self.progress.note("[lafuzz] abandoning 1 unit still running past the budget")
+        except HardStop:  # outside the unit's examples (those end the unit, which keeps what it found)
+            pass
         finally:
             worker.close()
+        if self.hard_stopped:
+            self.abandoned_units += 1
+            self.progress.note("[lafuzz] abandoned 1 unit still running past the budget's grace")
 
     @contextlib.contextmanager
     def _alarm_at_hard_stop(self) -> Iterator[None]:
@@ -391,6 +405,7 @@ class Campaign:
         time moves: ``_arm``)."""
         def alarm(signum: int, frame: Any) -> None:
             if time.time() >= self._hard_stop():
+                self.hard_stopped = True
                 raise HardStop
             self._arm()
 
@@ -433,6 +448,17 @@ class Campaign:
             process.join(max(0.0, deadline - time.monotonic()))
         if manager is not None:
             manager.join(max(0.0, deadline - time.monotonic()))
+
+    def _keep_unfinished(self, units: list[WorkUnit], why: str) -> None:
+        """The smallest failures that units which never ended had met (``Worker.keep_unfinished``), as findings
+        marked not fully minimised."""
+        for unit in units:
+            try:
+                finding = from_bytes(unfinished_path(self.config.out, unit).read_bytes()).finding
+            except (OSError, CorpusError):
+                continue
+            self._record(unit, finding.with_(report=f"{finding.report}\n({why} while it shrank this failure: not "
+                                                    "fully minimised)"))
 
     def _run_pool(self) -> None:
         """Hand the units to ``jobs`` workers until the budget ends. A worker process that dies (killed by the
@@ -481,6 +507,7 @@ class Campaign:
                         self.progress.note(f"[lafuzz] abandoning {len(pending)} unit(s) still running past the "
                                            "budget's grace: their workers are killed")
                         self._end_workers(pool)
+                        self._keep_unfinished([held[f] for f in pending], "its worker was ended at the hard stop")
                         pending = set()
                         return 0
                 done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
@@ -492,8 +519,10 @@ class Campaign:
                         self.failed(held[future].key, "".join(traceback.format_exception(future.exception())))
                     del held[future]
                 if broken:  # a broken pool fails every unit it still holds
+                    held_units = [held[f] for f in broken | pending]
                     lost, pending = len(broken) + len(pending), set()
                     self._end_workers(pool)
+                    self._keep_unfinished(held_units, "its worker process died")
                     return lost
                 self.progress.examples = counter.value
                 self.progress.tick()
@@ -525,6 +554,7 @@ class Campaign:
             finally:
                 for signum, handler in previous.items():
                     signal.signal(signum, handler)
+            shutil.rmtree(self.config.out / UNFINISHED, ignore_errors=True)
             self._late()
             self.progress.finish()
             if self.out_of_space is not None:

@@ -273,7 +273,8 @@ class UnitBody:
     Hypothesis towards the worst error/tolerance ratio (``target()``; its bookkeeping costs time on every
     example, so a swarm unit draws whether it climbs: docs/campaign.md#swarm-shares); ``on_saved``: what
     ``conclude`` does with an entry it wrote (``save``); ``documented``: the corpus whose documented cases
-    confirm a crash or hang of a crash-isolated backend in place of a shrink (None: it is shrunk).
+    confirm a crash or hang of a crash-isolated backend in place of a shrink (None: it is shrunk); ``on_smaller``:
+    handed each failure as it is raised, the smallest so far (a campaign keeps it, should the unit never end).
     """
 
     def __init__(self, unit: WorkUnit, backends: Sequence[Backend], *,
@@ -281,7 +282,7 @@ class UnitBody:
                  budget_at: float = math.inf, classifier: Classifier | None = None,
                  shrunk_issues: set[str] | None = None, targeting: bool = True,
                  on_saved: OnSaved | None = None, takes_part: TakesPart | None = None,
-                 documented: Path | None = None) -> None:
+                 documented: Path | None = None, on_smaller: Callable[[Finding], None] | None = None) -> None:
         self.prop = resolve_property(unit.property)
         self.takes_part = takes_part
         self.counted = [b if isinstance(b, CountingBackend) else CountingBackend(b) for b in backends]
@@ -297,6 +298,7 @@ class UnitBody:
         self.smallest: Finding | None = None
         """The latest failure raised: Hypothesis only re-runs smaller failing cases while shrinking."""
         self.documented = documented
+        self.on_smaller = on_smaller
         self.replayed: list[Finding] = []
         self.unconfirmed: dict[str, str] = {}
         """Issue id -> why its documented case did not confirm it (it is shrunk instead)."""
@@ -329,6 +331,8 @@ class UnitBody:
             if issue is not None and not self.chasing:
                 self.chasing = issue.id
             self.smallest = failure.finding
+            if self.on_smaller is not None:
+                self.on_smaller(failure.finding)
             raise
         except Lost as lost:
             self.lose(lost)
@@ -417,6 +421,7 @@ def run_unit(
     on_saved: OnSaved | None = None,
     takes_part: TakesPart | None = None,
     documented: Path | None = None,
+    on_smaller: Callable[[Finding], None] | None = None,
 ) -> UnitResult:
     """Run ``unit`` with Hypothesis under ``settings``: the one driver of tests, mutation tests, campaigns
     and the pytest plugin, so each finds, shrinks and saves failures the same way.
@@ -428,10 +433,11 @@ def run_unit(
         limits: an op's case sizes (``Limits``, ``ConvLimits``): the unit draws that op's cases, on the
             backends that run it.
         settings: Hypothesis's settings (the profile, with the example count and database).
-        on_example, stop_at, budget_at, classifier, shrunk_issues, targeting, takes_part, documented: as for
-            ``UnitBody``: a callback per example, when to stop, when to stop drawing, what counts as known,
+        on_example, stop_at, budget_at, classifier, shrunk_issues, targeting, takes_part, documented, on_smaller:
+            as for ``UnitBody``: a callback per example, when to stop, when to stop drawing, what counts as known,
             the known issues already shrunk in this process, whether to climb the error ratio, which
-            backends check which cases, and the corpus whose documented cases confirm a known crash.
+            backends check which cases, the corpus whose documented cases confirm a known crash, and a callback
+            per failure met (the smallest so far).
         save_dir: where the finding is written as a corpus entry (None: not written).
         on_saved: what is done with that entry once written (``OnSaved``; e.g. the upstream export).
 
@@ -448,7 +454,7 @@ def run_unit(
     backends = [b for b in backends if prop.takes_part(b, op)]
     body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
                     classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting, on_saved=on_saved,
-                    takes_part=takes_part, documented=documented)
+                    takes_part=takes_part, documented=documented, on_smaller=on_smaller)
     result = body.result
     before = {b.name: (b.calls, b.window_calls, b.seconds, b.compiled, b.compile_seconds) for b in body.counted}
     test = hypothesis_test(unit, limits, settings, body.example, body.selection)

@@ -9,6 +9,7 @@ re-checks the findings other shards published in the example database.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import signal
@@ -21,7 +22,7 @@ from typing import Any
 
 from hypothesis import settings as Settings
 
-from fuzz import environment
+from fuzz import atomic, environment
 from fuzz.backends import Backend, Lost, NoSuchDevice, Unavailable, backend_class, create
 from fuzz.backends.device_choice import assign_worker, worker_number
 from fuzz.campaign import conv_swarm, profiles, swarm
@@ -41,6 +42,10 @@ SWARM = "swarm"
 
 NATIVE_LOG = "native.log"
 """Under a campaign's ``--out``: what native libraries print in its processes (Dawn's limit warnings)."""
+
+UNFINISHED = ".lafuzz-unfinished"
+"""Under a campaign's ``--out``: each running unit's smallest failure so far (``Worker.keep_unfinished``), which the
+campaign keeps should the unit never end (its worker hung, or died); removed at the campaign's end."""
 
 LIMITS = PRESETS
 """``--limits`` names of the fixed size caps every unit uses (each op has them: ``OpTesting.preset``)."""
@@ -78,6 +83,11 @@ def errors_kept(run: Callable[..., UnitResult]) -> Callable[..., UnitResult]:
             return UnitResult(unit, error=traceback.format_exc())
 
     return running
+
+
+def unfinished_path(out: Path, unit: WorkUnit) -> Path:
+    """Where ``unit``'s smallest failure so far is kept (``UNFINISHED``)."""
+    return Path(out) / UNFINISHED / unit.key
 
 
 def unit_plan(config: Any, unit: WorkUnit) -> UnitPlan:
@@ -189,7 +199,10 @@ class Worker:
             targeting=plan.targeting,
             takes_part=None if invalid or self.config.limits != SWARM else swarm.takes_part,
             documented=self.config.known_corpus,
+            on_smaller=lambda finding: self.keep_unfinished(unit, finding),
         )
+        with contextlib.suppress(OSError):
+            unfinished_path(self.config.out, unit).unlink(missing_ok=True)
         result.tier, result.seconds = plan.tier, time.monotonic() - started
         result.database = self.database.health()
         self.lost.update(result.lost)
@@ -199,6 +212,15 @@ class Worker:
             self.seen_shared.add(hashlib.sha256(value).digest())
             self.database.save(shared_key(unit.property, self.names), value)
         return result, shared
+
+    def keep_unfinished(self, unit: WorkUnit, finding: Finding) -> None:
+        """Keep ``finding``, the smallest failure ``unit`` has met so far, where the campaign finds it should the unit
+        never end (``unfinished_path``). Best effort: a write that fails leaves the one before, and must not change
+        what the unit finds (it runs inside the property's check)."""
+        with contextlib.suppress(Exception):
+            path = unfinished_path(self.config.out, unit)
+            path.parent.mkdir(exist_ok=True)
+            atomic.write_bytes(path, to_bytes(Entry(self.classifier.classify(finding))))
 
     def close(self) -> None:
         for b in {id(b): b for b in [*self.backends, *(self._isolated or [])]}.values():

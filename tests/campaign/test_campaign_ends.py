@@ -208,3 +208,18 @@ def test_a_finding_saved_after_the_stop_is_exported_only_while_the_grace_lasts(t
     found("after the grace too")
     campaign._late()
     assert len(exported) == 2 and [n for n in notes if "2 finding(s) not exported upstream" in n], notes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", [1, 2], ids=["in-process", "workers"])
+def test_a_unit_that_hangs_while_shrinking_keeps_its_smallest_failure(tmp_path, monkeypatch, jobs):
+    """A unit that hangs while it shrinks a failure is ended at the hard stop (its worker killed, or, in the campaign's
+    own process, interrupted); the smallest failure it had met is a finding all the same, marked as not fully
+    minimised, and the unit counts as abandoned."""
+    monkeypatch.setattr(campaign_module, "STOP_GRACE_S", GRACE_S)
+    config = _config(tmp_path, "support.fakes:HangsWhileShrinking", jobs=jobs, time_budget=4.0, example_budget=None)
+    summary = run_campaign(config, Progress(interval=60))
+    assert summary.units_abandoned >= 1 and summary.exit_status == EXIT_NEW_FINDINGS
+    assert summary.findings and all("not fully minimised" in f["report"] for f in summary.findings), \
+        [f["report"] for f in summary.findings]
+    assert not (config.out / worker_module.UNFINISHED).exists()

@@ -317,3 +317,20 @@ class HangsOnce(LinearAttentionOracle):
         os.close(descriptor)
         time.sleep(3600)
         return super().run(case)
+
+
+class HangsWhileShrinking(BrokenBackend):
+    """``BrokenBackend`` whose second failing call in a process (a window of 2 or more) does not return for an hour:
+    the unit shrinking its bug hangs after its first failure."""
+
+    name = "hangs-while-shrinking"
+
+    def __init__(self) -> None:
+        self.failing = 0
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        if case.state_window >= 2:
+            self.failing += 1
+            if self.failing == 2:
+                time.sleep(3600)
+        return super().run(case)
