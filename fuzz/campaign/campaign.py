@@ -4,10 +4,11 @@ The main process hands this shard's work units (``fuzz.campaign.shard``) to ``jo
 (``fuzz.campaign.worker``), each holding its own backends for the whole campaign; it writes every finding
 to ``<out>/corpus`` the moment it arrives and draws the progress line. At the end of the time
 budget, or on the first Ctrl-C, it sets the shared stop time: every running unit ends at its next
-example and hands back what it checked and found (a second Ctrl-C aborts at once). Then it writes
-``summary.json`` and ``report.html``. Findings are shared between shards through the example
-database (``fuzz.campaign.database.shared_key``): each worker re-checks, before every unit, the cases other
-shards published there.
+example and hands back what it checked and found (a second Ctrl-C aborts at once); a unit still running a
+grace later (``_hard_stop``) is abandoned and its worker killed, keeping the smallest failure it had met. Then it
+writes ``summary.json`` and ``report.html``; an error that no case can report is listed there, never the end.
+Findings are shared between shards through the example database (``fuzz.campaign.database.shared_key``): each
+worker re-checks, before every unit, the cases other shards published there.
 
 Two faults from outside are met on the way. A full disk (``fuzz.atomic.out_of_space``, in any write of
 the campaign, its workers' example database included) stops it like the end of the budget: one line names
