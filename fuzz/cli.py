@@ -302,10 +302,10 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
 
 def _unchecked(summary: Summary) -> str:
     """For the last line: the units whose cases went unchecked, and the errors no case could report."""
-    said = [f"{count} unit(s) {why}" for count, why in (
-        (summary.units_lost, "lost with a worker process that died"),
-        (summary.units_abandoned, "abandoned with a worker that hung past the budget"),
-        (len(summary.unit_errors), "ended in an error before their first case (summary.json: unit_errors)"),
+    said = [f"{count} {what}" for count, what in (
+        (summary.units_lost, "unit(s) lost with a worker process that died"),
+        (summary.units_abandoned, "unit(s) abandoned with a worker that hung past the budget"),
+        (len(summary.unit_errors), "error(s) with no case to report them by (summary.json: unit_errors)"),
     ) if count]
     return "".join(f"; {line}" for line in said)
 
