@@ -6,6 +6,8 @@ import argparse
 import os
 import secrets
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +29,9 @@ DEFAULT_BUDGET_S = 180.0
 """The campaign's time budget when neither ``--time`` nor ``--examples`` is given."""
 AUTO_SHARD = "auto"
 """``--shard auto``: the shard from the environment of a CI or batch system (``Shard.from_environment``)."""
+EXIT_GRACE_S = 5.0
+"""How long ``lafuzz campaign`` gives the interpreter to shut down once its last line is out (it takes well under a
+second) before the process ends itself: a thread of a library that never ends must not keep a CI job waiting."""
 
 
 def _cmd_backends(args: argparse.Namespace) -> int:
@@ -291,8 +296,31 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     disk = f"; the disk filled up: {len(campaign.not_saved)} thing(s) not saved" if campaign.not_saved else ""
     print(f"{new} new and {len(summary.findings) - new} known finding(s) in {summary.checked_examples} "
           f"checked cases ({summary.cases_per_second}/s, peak {summary.peak_rss_mib} MiB, "
-          f"exit {summary.exit_status}{disk}); {where}, corpus: {out / 'corpus'}")
+          f"exit {summary.exit_status}{disk}{_unchecked(summary)}); {where}, corpus: {out / 'corpus'}")
     return summary.exit_status
+
+
+def _unchecked(summary: Summary) -> str:
+    """For the last line: the units whose cases went unchecked, and the errors no case could report."""
+    said = [f"{count} {what}" for count, what in (
+        (summary.units_lost, "unit(s) lost with a worker process that died"),
+        (summary.units_abandoned, "unit(s) abandoned with a worker that hung past the budget"),
+        (len(summary.unit_errors), "error(s) with no case to report them by (summary.json: unit_errors)"),
+    ) if count]
+    return "".join(f"; {line}" for line in said)
+
+
+def _end_promptly(status: int) -> None:
+    """Flush the output, and end the process with ``status`` ``EXIT_GRACE_S`` from now if it has not ended by then
+    (a daemon thread: the interpreter's shutdown, which joins threads, does not wait for it)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+
+    def end() -> None:
+        time.sleep(EXIT_GRACE_S)
+        os._exit(status)
+
+    threading.Thread(target=end, name="lafuzz-exit", daemon=True).start()
 
 
 def _compiled(summary: Summary, name: str) -> str:
@@ -536,11 +564,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "campaign", help="fuzz: run the properties for a budget, save findings, write a report",
-        epilog="exit status: 0 cases checked, only known findings or none; 1 a new finding; 3 nothing checked; "
-               "4 nothing new, but a worker process died and its units went unchecked; 5 nothing new, but the "
-               "output disk filled up (ENOSPC or EDQUOT): the campaign stopped, what it wrote is kept, the summary "
-               "too if it fitted (the last line says); 130 stopped by Ctrl-C or SIGTERM (running units finish, the "
-               "summary is written), nothing new; 2 bad usage",
+        epilog="exit status: 0 cases checked, only known findings or none; 1 a new finding (or an error before a "
+               "unit's first case); 3 nothing checked; 4 nothing new, but units went unchecked (a worker process died, "
+               "or hung past the budget's grace); 5 nothing new, but the output disk filled up (ENOSPC or EDQUOT): "
+               "the campaign stopped, what it wrote is kept, the summary too if it fitted (the last line says); 130 "
+               "stopped by Ctrl-C or SIGTERM (running units finish, the summary is written), nothing new; 2 bad usage",
     )
     p.add_argument("--time", type=_seconds, help="time budget, e.g. 90s, 3m, 1h (default 3m)")
     p.add_argument("--examples", type=_positive, help="example budget instead of time: a fixed amount of work")
@@ -652,12 +680,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line (``argv``: the arguments; None: the process's own, when it runs as ``lafuzz``, and a
+    campaign's process then ends promptly after its last line: ``_end_promptly``)."""
     environment.prepare()
     args = build_parser().parse_args(argv)
     try:
         if hasattr(args, "ep_library"):
             backend_options.apply(args)
-        return args.func(args)
+        status: int = args.func(args)
+        if argv is None and args.command == "campaign":
+            _end_promptly(status)
+        return status
     except UsageError as err:
         print(f"lafuzz {args.command}: {err}", file=sys.stderr)
         return EXIT_USAGE

@@ -4,10 +4,11 @@ The main process hands this shard's work units (``fuzz.campaign.shard``) to ``jo
 (``fuzz.campaign.worker``), each holding its own backends for the whole campaign; it writes every finding
 to ``<out>/corpus`` the moment it arrives and draws the progress line. At the end of the time
 budget, or on the first Ctrl-C, it sets the shared stop time: every running unit ends at its next
-example and hands back what it checked and found (a second Ctrl-C aborts at once). Then it writes
-``summary.json`` and ``report.html``. Findings are shared between shards through the example
-database (``fuzz.campaign.database.shared_key``): each worker re-checks, before every unit, the cases other
-shards published there.
+example and hands back what it checked and found (a second Ctrl-C aborts at once); a unit still running a
+grace later (``_hard_stop``) is abandoned and its worker killed, keeping the smallest failure it had met. Then it
+writes ``summary.json`` and ``report.html``; an error that no case can report is listed there, never the end.
+Findings are shared between shards through the example database (``fuzz.campaign.database.shared_key``): each
+worker re-checks, before every unit, the cases other shards published there.
 
 Two faults from outside are met on the way. A full disk (``fuzz.atomic.out_of_space``, in any write of
 the campaign, its workers' example database included) stops it like the end of the budget: one line names
@@ -28,8 +29,10 @@ import contextlib
 import math
 import multiprocessing
 import platform
+import shutil
 import signal
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -50,20 +53,43 @@ from fuzz.campaign.database import LOCAL, DatabaseHealth
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
 from fuzz.campaign.summary import Summary
-from fuzz.campaign.unit import OnSaved, UnitResult
-from fuzz.campaign.worker import NATIVE_LOG, STOP_SIGNALS, Worker, init_worker, probe, run_in_worker
+from fuzz.campaign.unit import OnSaved, UnitResult, UnitStopped, error_line
+from fuzz.campaign.worker import (
+    NATIVE_LOG,
+    STOP_SIGNALS,
+    UNFINISHED,
+    Worker,
+    init_worker,
+    probe,
+    run_in_worker,
+    unfinished_path,
+)
 from fuzz.corpus import candidates
 from fuzz.corpus.candidates import NearMiss
-from fuzz.corpus.entry import Entry, write_entry
+from fuzz.corpus.entry import CorpusError, Entry, from_bytes, write_entry
 from fuzz.findings import Finding
 from fuzz.model.ops import LINEAR_ATTENTION
 from fuzz.output import Reserve
 
 T = TypeVar("T")
 
+
+class HardStop(UnitStopped):
+    """Raised by the hard stop's alarm in a unit run in the campaign's own process (``-j 1``): the unit stops there,
+    keeping what it found (``UnitStopped``), and counts as abandoned."""
+
+
 MAX_POOL_RESTARTS = 3
 """Fresh worker pools a campaign starts after a worker process died, before it stops (workers that keep
 dying are not a budget to spend)."""
+
+STOP_GRACE_S = 30.0
+"""The least time past the stop that units still running are given to end (a call of the largest cases, or a first
+compile on a software adapter, takes seconds to tens of seconds); then they are abandoned and their workers killed."""
+STOP_GRACE_SHARE = 0.1
+"""The grace grows with the budget, by this share of it: a long campaign's largest units cost more per example."""
+END_WORKERS_S = 5.0
+"""How long ending a pool waits for its killed workers and its manager thread (they end in milliseconds)."""
 
 
 @dataclass
@@ -120,6 +146,10 @@ class Campaign:
         self.stopped_units = 0
         self.abandoned_units = 0
         self.lost_units = 0
+        self.unit_errors: list[dict[str, str]] = []
+        """Units that ended in an error before their first case (``Summary.unit_errors``)."""
+        self.late_exports: list[tuple[Entry, Path]] = []
+        """Corpus entries written after the stop, whose ``on_saved`` waits until the units are in (``_late``)."""
         self.backend_calls: Counter = Counter()
         self.window_calls: Counter = Counter()
         self.backend_seconds: Counter = Counter()
@@ -145,6 +175,10 @@ class Campaign:
         self.not_saved: list[OutOfSpace] = []
         """Every write a full disk refused, in order (the summary and report among them, if it came to that)."""
         self.interrupted = False
+        self.hard_stopped = False
+        """Whether the hard stop's alarm went off (``_alarm_at_hard_stop``)."""
+        self.alarmed = False
+        """Whether a unit runs in this process under the hard stop's alarm (``_alarm_at_hard_stop``)."""
         self.started = datetime.now(UTC)
         self.backend_info: dict[str, Any] = dict(backend_info or {})
         self.stop_time = math.inf if config.time_budget is None else time.time() + config.time_budget
@@ -186,6 +220,7 @@ class Campaign:
         if self.out_of_space is None:
             self.out_of_space = what
             self.stop_time = min(self.stop_time, time.time())
+            self._arm()
             self.progress.note(f"[lafuzz] {what.line()}: stopping, no new unit; what was written is kept")
 
     # ---- results ------------------------------------------------------------------------------
@@ -198,10 +233,10 @@ class Campaign:
         path = self.corpus_dir / entry.relative_dir()
         what = f"the corpus entry of a {label} finding ({finding.property}/{finding.id})"
         saved = self.saving(what, path, lambda: write_entry(self.corpus_dir, entry)) is not None
-        on_saved = self.on_saved
-        if saved and on_saved is not None:
-            self.saving(f"the upstream export of {finding.property}/{finding.id}", path / "upstream",
-                        lambda: on_saved(entry, path, None))
+        if saved and self._out_of_budget():
+            self.late_exports.append((entry, path))
+        elif saved:
+            self._export(entry, path)
         self.first_seen["findings"][finding.id] = round(self.progress.elapsed, 2)
         self.findings[finding.id] = {**finding.to_json(), "corpus_path": str(path) if saved else None,
                                      "reproduce": f"lafuzz repro {path}" if saved else "(not saved: the disk was full)",
@@ -210,6 +245,37 @@ class Campaign:
         note = f" ({finding.note})" if finding.note else ""
         self.progress.note(f"[lafuzz] {label} finding: {finding.property} {'/'.join(finding.backends)} "
                            f"{finding.kind}: {finding.signature[:100]}{note} -> {path if saved else 'not saved'}")
+
+    def _export(self, entry: Entry, path: Path) -> None:
+        """``on_saved`` (the upstream export) of an entry written to ``path``; an error costs one line, not the
+        campaign (the entry is written)."""
+        on_saved, name = self.on_saved, f"{entry.finding.property}/{entry.id}"
+        if on_saved is None:
+            return
+        try:
+            self.saving(f"the upstream export of {name}", path / "upstream", lambda: on_saved(entry, path, None))
+        except Exception as error:
+            self.progress.note(f"[lafuzz] {path}: not exported upstream: {error_line(error)}")
+
+    def _late(self) -> None:
+        """The exports of entries written after the stop (``late_exports``), while the grace lasts (``_hard_stop``);
+        one line names those left (``lafuzz export`` makes one later)."""
+        waiting, self.late_exports = self.late_exports, []
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C again: the others are left
+            while waiting and time.time() < self._hard_stop():
+                self._export(*waiting.pop(0))
+        if waiting:
+            path = waiting[0][1]
+            self.progress.note(f"[lafuzz] {len(waiting)} finding(s) not exported upstream, the budget having ended: "
+                               f"`lafuzz export {path} --out {path / 'upstream'}` exports one")
+
+    def failed(self, unit: str, trace: str) -> None:
+        """An error with no case to make a finding of (one before a unit's first case; ``unit``: its key, or what
+        else raised; ``trace``: its traceback): one line, and the summary lists it (exit 1); the campaign goes on."""
+        error = next((line for line in reversed(trace.strip().splitlines()) if line and not line[0].isspace()), "?")
+        self.unit_errors.append({"unit": unit, "error": error, "traceback": trace})
+        self.progress.note(f"[lafuzz] error in {unit}, with no case to report it by: {error[:200]} (its traceback "
+                           "is in summary.json, unit_errors)")
 
     def _watch_database(self, health: DatabaseHealth | None) -> None:
         """Fold in a worker's database state: a full disk stops the campaign; the shared database's loss and
@@ -247,6 +313,8 @@ class Campaign:
 
     def absorb(self, result: UnitResult, shared: list[Finding]) -> None:
         """Fold one unit's result into the totals and write its findings."""
+        if result.error is not None:
+            self.failed(result.unit.key, result.error)
         self.units += 1
         self.stopped_units += result.stopped
         self.results_examples += result.examples
@@ -301,6 +369,7 @@ class Campaign:
         was found; a second one aborts (and still writes it)."""
         self.interrupted = True
         self.stop_time = min(self.stop_time, time.time())
+        self._arm()
         how = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
         self.progress.note(f"[lafuzz] interrupted ({how}): finishing the running units (Ctrl-C again to abort)")
         for stop_signal in STOP_SIGNALS:
@@ -311,39 +380,95 @@ class Campaign:
         self.progress.tick()
 
     def _run_inline(self) -> None:
+        """The units in this process, one after another (``-j 1``). At the hard stop (``_hard_stop``) a unit still
+        running is abandoned: an alarm raises ``HardStop`` in it, unless it is inside native code, which no signal
+        handler interrupts."""
         with environment.native_output_to(self.config.out / NATIVE_LOG):
             worker = Worker(self.config, self._count_inline, lambda: self.stop_time)
         try:
-            for unit in self._units():
-                self.absorb(*worker.run(unit))
+            with self._alarm_at_hard_stop():
+                for unit in self._units():
+                    try:
+                        self.absorb(*worker.run(unit))
+                    except Exception:  # the worker's own plumbing: the unit is reported, the campaign goes on
+                        self.failed(unit.key, traceback.format_exc())
+        except HardStop:  # outside the unit's examples (those end the unit, which keeps what it found)
+            pass
         finally:
             worker.close()
+        if self.hard_stopped:
+            self.abandoned_units += 1
+            self.progress.note("[lafuzz] abandoned 1 unit still running past the budget's grace")
+
+    @contextlib.contextmanager
+    def _alarm_at_hard_stop(self) -> Iterator[None]:
+        """While inside, ``HardStop`` is raised in this thread at the hard stop (one alarm, set anew when the stop
+        time moves: ``_arm``)."""
+        def alarm(signum: int, frame: Any) -> None:
+            if time.time() >= self._hard_stop():
+                self.hard_stopped = True
+                raise HardStop
+            self._arm()
+
+        previous = signal.signal(signal.SIGALRM, alarm)
+        self.alarmed = True
+        try:
+            self._arm()
+            yield
+        finally:
+            self.alarmed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    def _arm(self) -> None:
+        """Inside ``_alarm_at_hard_stop``, set its alarm to the hard stop, wherever the stop time now is."""
+        if self.alarmed and math.isfinite(hard_stop := self._hard_stop()):
+            signal.setitimer(signal.ITIMER_REAL, max(hard_stop - time.time(), 0.01))
 
     def _hard_stop(self) -> float:
-        """When units still running are abandoned (a call hung in native code): the stop time plus a
-        grace of a quarter of the budget, at least 60 s."""
-        return self.stop_time + max(60.0, 0.25 * (self.config.time_budget or 0.0))
+        """When units still running are abandoned (a call hung in native code, a stopped worker) and their workers
+        killed: the stop time plus a grace of ``STOP_GRACE_SHARE`` of the budget, at least ``STOP_GRACE_S``."""
+        return self.stop_time + max(STOP_GRACE_S, STOP_GRACE_SHARE * (self.config.time_budget or 0.0))
 
     @staticmethod
     def _end_workers(pool: ProcessPoolExecutor) -> None:
-        """End the pool's worker processes (by pid; SIGKILL, as they ignore ``STOP_SIGNALS``), then the pool.
-        Other children (multiprocessing's resource tracker) are left alone."""
-        # the executor's own table of its processes: psutil's children of this process include the tracker
-        pids = set(getattr(pool, "_processes", None) or {})
-        workers = [p for p in psutil.Process().children() if p.pid in pids]
+        """End the pool's worker processes (SIGKILL, as they ignore ``STOP_SIGNALS``), then the pool; waits at most
+        ``END_WORKERS_S`` for the processes and the pool's manager thread.
+
+        They are killed and reaped through the pool's own process objects, never behind its back: a process
+        reaped by anyone else reads as alive to ``multiprocessing`` for ever (``Popen.poll`` takes ``ECHILD`` for
+        "not yet started"), and a broken pool's manager thread then spins, sending sentinels to it, until the
+        interpreter is killed: it joins that thread at exit."""
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        manager = getattr(pool, "_executor_manager_thread", None)
         pool.shutdown(wait=False, cancel_futures=True)
-        for process in workers:
-            with contextlib.suppress(psutil.Error):
-                process.kill()
-        psutil.wait_procs(workers, timeout=5)
+        for process in processes:
+            process.kill()
+        deadline = time.monotonic() + END_WORKERS_S
+        for process in processes:
+            process.join(max(0.0, deadline - time.monotonic()))
+        if manager is not None:
+            manager.join(max(0.0, deadline - time.monotonic()))
+
+    def _keep_unfinished(self, units: list[WorkUnit], why: str) -> None:
+        """The smallest failures that units which never ended had met (``Worker.keep_unfinished``), as findings
+        marked not fully minimised."""
+        for unit in units:
+            try:
+                finding = from_bytes(unfinished_path(self.config.out, unit).read_bytes()).finding
+            except (OSError, CorpusError):
+                continue
+            self._record(unit, finding.with_(report=f"{finding.report}\n({why} while it shrank this failure: not "
+                                                    "fully minimised)"))
 
     def _run_pool(self) -> None:
         """Hand the units to ``jobs`` workers until the budget ends. A worker process that dies (killed by the
         OOM killer, a crash in native code the worker runs itself) breaks the pool: the units it held are
         counted as lost, and a fresh pool takes the next ones, up to ``MAX_POOL_RESTARTS`` times."""
         context = multiprocessing.get_context("spawn")
-        counter = context.Value("q", 0)
-        stop = context.Value("d", self.stop_time)
+        # without locks: a worker killed or stopped while holding one would block every process that reads it next
+        counter = context.Value("q", 0, lock=False)
+        stop = context.Value("d", self.stop_time, lock=False)
         numbers = context.Value("i", 0)
         units = self._units()
         try:
@@ -366,28 +491,39 @@ class Campaign:
     def _feed_pool(self, pool: ProcessPoolExecutor, units: Iterator[WorkUnit], counter: Any, stop: Any) -> int:
         """Run units on ``pool`` until they or the budget run out; the units lost if a worker died (else 0)."""
         pending: set[Future] = set()
+        held: dict[Future, WorkUnit] = {}
         try:
             while True:
                 while len(pending) < 2 * self.config.jobs and (unit := next(units, None)) is not None:
-                    pending.add(pool.submit(run_in_worker, unit))
+                    future = pool.submit(run_in_worker, unit)
+                    pending.add(future)
+                    held[future] = unit
                 if not pending:
                     return 0
                 stop.value = self.stop_time
                 if self._out_of_budget():  # stop handing out work: drop what has not started yet
                     pending = {f for f in pending if not f.cancel()}
                     if time.time() > self._hard_stop():
-                        self.abandoned_units = len(pending)
-                        self.progress.note(f"[lafuzz] abandoning {len(pending)} unit(s) hung past the budget")
+                        self.abandoned_units += len(pending)
+                        self.progress.note(f"[lafuzz] abandoning {len(pending)} unit(s) still running past the "
+                                           "budget's grace: their workers are killed")
                         self._end_workers(pool)
+                        self._keep_unfinished([held[f] for f in pending], "its worker was ended at the hard stop")
                         pending = set()
                         return 0
                 done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
                 broken = {f for f in done if isinstance(f.exception(), BrokenProcessPool)}
                 for future in done - broken:
-                    self.absorb(*future.result())
+                    if future.exception() is None:
+                        self.absorb(*future.result())
+                    else:  # raised in the worker outside its unit (the pool attaches the worker's traceback)
+                        self.failed(held[future].key, "".join(traceback.format_exception(future.exception())))
+                    del held[future]
                 if broken:  # a broken pool fails every unit it still holds
+                    held_units = [held[f] for f in broken | pending]
                     lost, pending = len(broken) + len(pending), set()
                     self._end_workers(pool)
+                    self._keep_unfinished(held_units, "its worker process died")
                     return lost
                 self.progress.examples = counter.value
                 self.progress.tick()
@@ -412,10 +548,15 @@ class Campaign:
                     self._run_pool()
             except KeyboardInterrupt:
                 self.interrupted = True
+                self.late_exports = []
                 self.progress.note("[lafuzz] aborted: writing what was found so far")
+            except Exception:  # a bug of the campaign's own: its traceback goes in the summary, which is written
+                self.failed("the campaign itself", traceback.format_exc())
             finally:
                 for signum, handler in previous.items():
                     signal.signal(signum, handler)
+            shutil.rmtree(self.config.out / UNFINISHED, ignore_errors=True)
+            self._late()
             self.progress.finish()
             if self.out_of_space is not None:
                 reserve.release()
@@ -489,6 +630,7 @@ class Campaign:
             not_saved=[refused.line() for refused in self.not_saved],
             database_outages=(outages := self._database_outages(time.time())),
             database_unreachable_s=round(sum(end - start for start, end in outages), 2),
+            unit_errors=self.unit_errors,
         )
 
 

@@ -400,6 +400,8 @@ def render_html(summary: Summary) -> str:
     verdict = (f'<span class="bad">{len(new)} new finding(s)</span>' if new
                else '<span class="ok">no new finding</span>')
     verdict += f", {len(findings) - len(new)} known"
+    if summary.unit_errors:
+        verdict += f', <span class="bad">{len(summary.unit_errors)} error(s) with no case</span>'
     budget = (f"{config['example_budget']} examples" if config.get("example_budget")
               else f"{config.get('time_budget')} s")
     parts = [
@@ -432,6 +434,10 @@ def render_html(summary: Summary) -> str:
     ]
     if summary.unavailable:
         parts.append(_table([[k, v] for k, v in summary.unavailable.items()], ["not available", "why"]))
+    if summary.unit_errors:
+        parts.append("<h2 class='bad'>Errors with no case to report them by</h2><p>Raised before a unit's first "
+                     "case: a bug of a backend or of the suite (the tracebacks are in summary.json).</p>"
+                     + _table([[e["unit"], e["error"]] for e in summary.unit_errors], ["unit", "error"]))
     if summary.out_of_space:
         parts.append("<h2 class='bad'>The disk filled up</h2><p>The campaign stopped there; what it had written "
                      "is kept. Not saved:</p>" + _table([[line] for line in summary.not_saved], ["what"]))

@@ -4,10 +4,11 @@ The report (``fuzz.campaign.report``) and ``lafuzz merge`` depend on ``Summary``
 engine. Findings are listed as ``Finding.to_json()`` plus where the campaign wrote the entry
 (``corpus_path``, ``reproduce``), the unit that first found it and how often it recurred.
 
-Exit status (``exit_status``): 1 when a new finding was made; 5 when the output disk filled up (the
-campaign stopped early and kept what it had written); 3 when no case was checked at all (nothing was
-tested, so nothing can be claimed); 4 when a worker process died and its units went unchecked; 130 after
-Ctrl-C or SIGTERM otherwise; 0 when cases were checked and only known issues (or nothing) turned up.
+Exit status (``exit_status``): 1 when a new finding was made, or a unit ended in an error before its first case
+(``unit_errors``); 5 when the output disk filled up (the campaign stopped early and kept what it had written); 3
+when no case was checked at all (nothing was tested, so nothing can be claimed); 4 when units went unchecked, lost
+with a worker process that died or abandoned with one that hung past the budget; 130 after Ctrl-C or SIGTERM
+otherwise; 0 when cases were checked and only known issues (or nothing) turned up.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ EXIT_OUT_OF_SPACE = 5
 
 
 def exit_status(findings: list[dict[str, Any]], checked: int, interrupted: bool, lost: int = 0,
-                out_of_space: bool = False) -> int:
-    """1 for any new (unmarked) finding; else 5 if the output disk filled up; else 3 if no case was checked;
-    else 4 if units were lost with a worker process that died; else 130 after Ctrl-C or SIGTERM; else 0."""
-    if any(not f.get("known_failure") for f in findings):
+                out_of_space: bool = False, errors: int = 0) -> int:
+    """1 for any new (unmarked) finding or unit error; else 5 if the output disk filled up; else 3 if no case was
+    checked; else 4 if units went unchecked (``lost``: with a worker process that died, or abandoned with one that
+    hung); else 130 after Ctrl-C or SIGTERM; else 0."""
+    if errors or any(not f.get("known_failure") for f in findings):
         return EXIT_NEW_FINDINGS
     if out_of_space:
         return EXIT_OUT_OF_SPACE
@@ -70,6 +72,8 @@ class Summary:
     units: int
     units_stopped_early: int
     units_abandoned: int
+    """Units still running when the budget's grace ran out (a call hung in native code, a stopped process): their
+    workers were killed, their cases are unchecked (exit 4, as for ``units_lost``)."""
     examples: int
     """Examples started (the progress counter)."""
     checked_examples: int
@@ -126,14 +130,17 @@ class Summary:
     (a local one stood in), from the first call that failed to the first retry that succeeded."""
     database_unreachable_s: float = 0.0
     """How long, in all, the shared example database was gone."""
+    unit_errors: list[dict[str, str]] = field(default_factory=list)
+    """Units that ended in an error before their first case, so with no case to make a finding of: ``unit``,
+    ``error`` (its type and first line) and ``traceback``. Each counts as a new finding in the exit status."""
     matrix: dict[str, Any] = field(default_factory=dict)
     """The documented findings of the corpus judged on each build of the campaign after it ended
     (``fuzz.export.matrix.Matrix.to_json``; empty when not made)."""
 
     @property
     def exit_status(self) -> int:
-        return exit_status(self.findings, self.checked_examples, self.interrupted, self.units_lost,
-                           self.out_of_space is not None)
+        return exit_status(self.findings, self.checked_examples, self.interrupted,
+                           self.units_lost + self.units_abandoned, self.out_of_space is not None, len(self.unit_errors))
 
     @property
     def never_reached(self) -> list[str]:
@@ -210,6 +217,7 @@ class Summary:
                     earliest[name] = min(seconds, earliest.get(name, seconds))
         merged.out_of_space = next((s.out_of_space for s in summaries if s.out_of_space), None)
         merged.not_saved = [line for s in summaries for line in s.not_saved]
+        merged.unit_errors = [error for s in summaries for error in s.unit_errors]
         # shards run side by side and share one database: its longest absence in any shard is the estimate
         longest = max(summaries, key=lambda s: s.database_unreachable_s)
         merged.database_outages = longest.database_outages

@@ -182,6 +182,9 @@ class UnitResult:
     """Wall time of the unit in its worker."""
     database: DatabaseHealth | None = None
     """The state of the worker's example database after the unit (lost shared database, full disk)."""
+    error: str | None = None
+    """The traceback of an error raised before the unit's first example (``run_unit`` raises it: there is no case
+    to make a finding of), where its worker caught it; the campaign reports it and goes on."""
 
 
 class UnitStopped(BaseException):
@@ -189,18 +192,27 @@ class UnitStopped(BaseException):
     mistake it for a failure to shrink."""
 
 
-def _harness_error(unit: WorkUnit, backends: Sequence[Backend], error: Exception, case: Case) -> Finding:
+def error_line(error: BaseException) -> str:
+    """``"Type: first line of its message"``; for a group (a ``FlakyFailure``), its first exception's."""
+    if isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
     first_line = str(error).splitlines()[0] if str(error) else ""
-    return Finding(property=unit.property, backends=tuple(b.name for b in backends), kind=Kind.HARNESS_ERROR,
-                   signature=f"{type(error).__name__}: {first_line}",
-                   report="".join(traceback.format_exception(error)), case=case)
+    return f"{type(error).__name__}: {first_line}"
 
 
-def _flaky(flaky: FlakyFailure) -> Finding:
-    """The finding inside a failure that did not recur when Hypothesis replayed it (a racy backend)."""
+def harness_error(property_name: str, backends: Sequence[Backend], error: BaseException, case: Case) -> Finding:
+    """A check of ``case`` that raised outside the property's typed outcomes (a bug of a backend or of the suite)
+    as a finding of those backends, its traceback the report: a campaign reports it and goes on."""
+    return Finding(property=property_name, backends=tuple(b.name for b in backends), kind=Kind.HARNESS_ERROR,
+                   signature=error_line(error), report="".join(traceback.format_exception(error)), case=case)
+
+
+def _flaky(flaky: FlakyFailure) -> Finding | None:
+    """The finding inside a failure that did not recur when Hypothesis replayed it (a racy backend); None where
+    no property failed (an error that did not recur)."""
     failure = next((e for e in flaky.exceptions if isinstance(e, PropertyFailure)), None)
     if failure is None:
-        raise flaky
+        return None
     finding = failure.finding
     return finding.with_(report=finding.report + "\nflaky: this case did not fail on every run")
 
@@ -241,7 +253,7 @@ def hypothesis_test(unit: WorkUnit, limits: OpLimits, settings: Settings, body: 
 
 def failure_finding(error: BaseException) -> Finding | None:
     """The finding a failed unit test raised (a property failure, possibly one that did not recur:
-    ``FlakyFailure``); None for any other error."""
+    ``FlakyFailure``); None for any other error (a flaky one among them)."""
     if isinstance(error, PropertyFailure):
         return error.finding
     if isinstance(error, FlakyFailure):
@@ -262,7 +274,8 @@ class UnitBody:
     Hypothesis towards the worst error/tolerance ratio (``target()``; its bookkeeping costs time on every
     example, so a swarm unit draws whether it climbs: docs/campaign.md#swarm-shares); ``on_saved``: what
     ``conclude`` does with an entry it wrote (``save``); ``documented``: the corpus whose documented cases
-    confirm a crash or hang of a crash-isolated backend in place of a shrink (None: it is shrunk).
+    confirm a crash or hang of a crash-isolated backend in place of a shrink (None: it is shrunk); ``on_smaller``:
+    handed each failure as it is raised, the smallest so far (a campaign keeps it, should the unit never end).
     """
 
     def __init__(self, unit: WorkUnit, backends: Sequence[Backend], *,
@@ -270,7 +283,7 @@ class UnitBody:
                  budget_at: float = math.inf, classifier: Classifier | None = None,
                  shrunk_issues: set[str] | None = None, targeting: bool = True,
                  on_saved: OnSaved | None = None, takes_part: TakesPart | None = None,
-                 documented: Path | None = None) -> None:
+                 documented: Path | None = None, on_smaller: Callable[[Finding], None] | None = None) -> None:
         self.prop = resolve_property(unit.property)
         self.takes_part = takes_part
         self.counted = [b if isinstance(b, CountingBackend) else CountingBackend(b) for b in backends]
@@ -288,6 +301,7 @@ class UnitBody:
         self.smallest: Finding | None = None
         """The latest failure raised: Hypothesis only re-runs smaller failing cases while shrinking."""
         self.documented = documented
+        self.on_smaller = on_smaller
         self.replayed: list[Finding] = []
         self.unconfirmed: dict[str, str] = {}
         """Issue id -> why its documented case did not confirm it (it is shrunk instead)."""
@@ -320,6 +334,8 @@ class UnitBody:
             if issue is not None and not self.chasing:
                 self.chasing = issue.id
             self.smallest = failure.finding
+            if self.on_smaller is not None:
+                self.on_smaller(failure.finding)
             raise
         except Lost as lost:
             self.lose(lost)
@@ -333,9 +349,11 @@ class UnitBody:
         """Whether ``issue``, a crash or hang met for the first time, still reproduces on its documented case
         (``documented_case.replay``, once per issue): it then counts as shrunk, and what the replay found is
         reported. Only a crash or hang of a crash-isolated backend is replayed: shrinking one costs a process per
-        example (and the replay must not end this one)."""
+        example (and the replay must not end this one); and not once the unit's stop time has passed (a replay
+        starts a process: the failure is then kept as met, not fully shrunk)."""
         if (self.documented is None or issue.kind not in ENDS_THE_PROCESS or issue.id in self.unconfirmed
-                or not any(b.name == issue.backend and isolated(b) for b in self.counted)):
+                or not any(b.name == issue.backend and isolated(b) for b in self.counted)
+                or time.time() >= self.stop_at()):  # past the stop: the failure is kept as met, not replayed
             return False
         try:
             replayed = documented_case.replay(issue, self.documented, self.counted, self.classifier)
@@ -406,6 +424,7 @@ def run_unit(
     on_saved: OnSaved | None = None,
     takes_part: TakesPart | None = None,
     documented: Path | None = None,
+    on_smaller: Callable[[Finding], None] | None = None,
 ) -> UnitResult:
     """Run ``unit`` with Hypothesis under ``settings``: the one driver of tests, mutation tests, campaigns
     and the pytest plugin, so each finds, shrinks and saves failures the same way.
@@ -417,10 +436,11 @@ def run_unit(
         limits: an op's case sizes (``Limits``, ``ConvLimits``): the unit draws that op's cases, on the
             backends that run it.
         settings: Hypothesis's settings (the profile, with the example count and database).
-        on_example, stop_at, budget_at, classifier, shrunk_issues, targeting, takes_part, documented: as for
-            ``UnitBody``: a callback per example, when to stop, when to stop drawing, what counts as known,
+        on_example, stop_at, budget_at, classifier, shrunk_issues, targeting, takes_part, documented, on_smaller:
+            as for ``UnitBody``: a callback per example, when to stop, when to stop drawing, what counts as known,
             the known issues already shrunk in this process, whether to climb the error ratio, which
-            backends check which cases, and the corpus whose documented cases confirm a known crash.
+            backends check which cases, the corpus whose documented cases confirm a known crash, and a callback
+            per failure met (the smallest so far).
         save_dir: where the finding is written as a corpus entry (None: not written).
         on_saved: what is done with that entry once written (``OnSaved``; e.g. the upstream export).
 
@@ -430,30 +450,30 @@ def run_unit(
 
     Raises:
         Exception: only an error raised before the first example ran (a harness that cannot start); a
-            property failure, or an error once examples ran, becomes the result's finding.
+            property failure, or an error once examples ran (flaky or not), becomes the result's finding.
     """
     op = for_limits(limits).op.name
     prop = resolve_property(unit.property)
     backends = [b for b in backends if prop.takes_part(b, op)]
     body = UnitBody(unit, backends, on_example=on_example, stop_at=stop_at, budget_at=budget_at,
                     classifier=classifier, shrunk_issues=shrunk_issues, targeting=targeting, on_saved=on_saved,
-                    takes_part=takes_part, documented=documented)
+                    takes_part=takes_part, documented=documented, on_smaller=on_smaller)
     result = body.result
     before = {b.name: (b.calls, b.window_calls, b.seconds, b.compiled, b.compile_seconds) for b in body.counted}
     test = hypothesis_test(unit, limits, settings, body.example, body.selection)
     try:
         test()
-    except (PropertyFailure, FlakyFailure) as failure:
-        result.finding = failure_finding(failure)
     except UnitStopped:
         result.stopped = time.time() >= stop_at()
         if body.smallest is not None:
             result.finding = body.smallest.with_(
                 report=body.smallest.report + "\n(the campaign stopped while shrinking: not fully minimised)")
     except Exception as error:  # a harness or backend bug is a finding too, never a lost campaign
-        if body.last is None:
-            raise
-        result.finding = _harness_error(unit, body.counted, error, body.last)
+        result.finding = failure_finding(error)
+        if result.finding is None:
+            if body.last is None:
+                raise
+            result.finding = harness_error(unit.property, body.counted, error, body.last)
     finally:
         result.backend_calls = {b.name: b.calls - before[b.name][0] for b in body.counted}
         result.window_calls = {b.name: b.window_calls - before[b.name][1] for b in body.counted}

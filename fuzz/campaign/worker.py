@@ -9,10 +9,12 @@ re-checks the findings other shards published in the example database.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import signal
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,14 +22,14 @@ from typing import Any
 
 from hypothesis import settings as Settings
 
-from fuzz import environment
+from fuzz import atomic, environment
 from fuzz.backends import Backend, Lost, NoSuchDevice, Unavailable, backend_class, create
 from fuzz.backends.device_choice import assign_worker, worker_number
 from fuzz.campaign import conv_swarm, profiles, swarm
 from fuzz.campaign.database import UnitDatabase, campaign_database, shared_key
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.swarm import UnitPlan
-from fuzz.campaign.unit import CountingBackend, UnitResult, run_unit
+from fuzz.campaign.unit import CountingBackend, UnitResult, harness_error, run_unit
 from fuzz.corpus.entry import CorpusError, Entry, from_bytes, marks, to_bytes
 from fuzz.corpus.known_issues import Classifier, preshrunk, shrunk_by_the_first_worker
 from fuzz.engine.op_testing import PRESETS, for_op
@@ -40,6 +42,10 @@ SWARM = "swarm"
 
 NATIVE_LOG = "native.log"
 """Under a campaign's ``--out``: what native libraries print in its processes (Dawn's limit warnings)."""
+
+UNFINISHED = ".lafuzz-unfinished"
+"""Under a campaign's ``--out``: each running unit's smallest failure so far (``Worker.keep_unfinished``), which the
+campaign keeps should the unit never end (its worker hung, or died); removed at the campaign's end."""
 
 LIMITS = PRESETS
 """``--limits`` names of the fixed size caps every unit uses (each op has them: ``OpTesting.preset``)."""
@@ -64,6 +70,24 @@ def plan_for(limits: str, unit: WorkUnit, examples: int, ops: Sequence[str] = (L
         return swarm.plan(unit.seed, examples, warming_up=warming_up)
     op = candidates[unit.number % len(candidates)]
     return UnitPlan(tier=limits, limits=for_op(op).preset(limits), examples=examples)
+
+
+def errors_kept(run: Callable[..., UnitResult]) -> Callable[..., UnitResult]:
+    """``run`` (``run_unit``), except that an error it raises (one before the unit's first example: there is no case
+    to make a finding of) comes back as a result holding its traceback (``UnitResult.error``)."""
+
+    def running(unit: WorkUnit, *args: Any, **kwargs: Any) -> UnitResult:
+        try:
+            return run(unit, *args, **kwargs)
+        except Exception:
+            return UnitResult(unit, error=traceback.format_exc())
+
+    return running
+
+
+def unfinished_path(out: Path, unit: WorkUnit) -> Path:
+    """Where ``unit``'s smallest failure so far is kept (``UNFINISHED``)."""
+    return Path(out) / UNFINISHED / unit.key
 
 
 def unit_plan(config: Any, unit: WorkUnit) -> UnitPlan:
@@ -123,8 +147,9 @@ class Worker:
 
     def shared_findings(self, property_name: str) -> list[Finding]:
         """Re-check the cases other shards published for this property; return those that fail here
-        (a value that is not a readable entry, e.g. written by another version, is skipped). A documented
-        issue among them counts as shrunk here too: its backend sits out the cases it affects from now on."""
+        (a value that is not a readable entry, e.g. written by another version, is skipped; a re-check that raises
+        is a harness error of those backends, on that case). A documented issue among them counts as shrunk here
+        too: its backend sits out the cases it affects from now on."""
         found = []
         prop = resolve_property(property_name)
         for value in list(self.database.fetch(shared_key(property_name, self.names))):
@@ -145,19 +170,23 @@ class Worker:
                 if (issue := self.classifier.documented(finding)) is not None:
                     self.shrunk_issues.add(issue.id)  # the publisher shrank it: this worker need not again
                 found.append(finding.with_(report="(published by another shard)\n" + finding.report))
+            except Exception as error:  # a backend's bug met on another shard's case: a finding, not the end
+                found.append(harness_error(property_name, self.usable(property_name), error, case))
         return found
 
     def run(self, unit: WorkUnit) -> tuple[UnitResult, list[Finding]]:
         """Run one unit; publish its finding for the other shards (not a documented case it replayed: each shard
-        replays that itself, and its property may be one whose backends run in this process)."""
-        shared = self.shared_findings(unit.property)
+        replays that itself, and its property may be one whose backends run in this process). Past the stop time
+        the published cases are not re-checked (the unit itself stops at once). An error before the unit's first
+        example is handed back as the result's ``error``."""
+        shared = self.shared_findings(unit.property) if time.time() < self.stop_at() else []
         database = UnitDatabase(self.database, f"lafuzz/unit/{unit.key}/{','.join(self.names)}")
         plan = unit_plan(self.config, unit)
         started = time.monotonic()
         # invalid input is refused before any work: every backend checks it, however slow on valid cases
         invalid = resolve_property(unit.property).invalid_input
         sit_out = frozenset() if invalid else swarm.sitting_out(plan, self.names)
-        result = run_unit(
+        result = errors_kept(run_unit)(
             unit,
             [b for b in self.usable(unit.property) if b.name not in sit_out],
             limits=plan.limits,
@@ -170,7 +199,10 @@ class Worker:
             targeting=plan.targeting,
             takes_part=None if invalid or self.config.limits != SWARM else swarm.takes_part,
             documented=self.config.known_corpus,
+            on_smaller=lambda finding: self.keep_unfinished(unit, finding),
         )
+        with contextlib.suppress(OSError):
+            unfinished_path(self.config.out, unit).unlink(missing_ok=True)
         result.tier, result.seconds = plan.tier, time.monotonic() - started
         result.database = self.database.health()
         self.lost.update(result.lost)
@@ -180,6 +212,15 @@ class Worker:
             self.seen_shared.add(hashlib.sha256(value).digest())
             self.database.save(shared_key(unit.property, self.names), value)
         return result, shared
+
+    def keep_unfinished(self, unit: WorkUnit, finding: Finding) -> None:
+        """Keep ``finding``, the smallest failure ``unit`` has met so far, where the campaign finds it should the unit
+        never end (``unfinished_path``). Best effort: a write that fails leaves the one before, and must not change
+        what the unit finds (it runs inside the property's check)."""
+        with contextlib.suppress(Exception):
+            path = unfinished_path(self.config.out, unit)
+            path.parent.mkdir(exist_ok=True)
+            atomic.write_bytes(path, to_bytes(Entry(self.classifier.classify(finding))))
 
     def close(self) -> None:
         for b in {id(b): b for b in [*self.backends, *(self._isolated or [])]}.values():
@@ -215,8 +256,7 @@ def init_worker(config: Any, counter: Any, stop: Any, numbers: Any) -> None:
         numbers.value += 1
 
     def count() -> None:
-        with counter.get_lock():
-            counter.value += 1
+        counter.value += 1  # unlocked (``Campaign._run_pool``): a progress count, where a rare lost step is no harm
 
     _WORKER = Worker(config, count, lambda: stop.value)
     freeze_built_objects()

@@ -14,13 +14,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from fuzz.backends.base import Capabilities, Crashed
+from fuzz.backends.base import Capabilities, ChainCall, Crashed, Unsupported
 from fuzz.backends.device_choice import DeviceChoice
 from fuzz.backends.isolation import IsolatedBackend
 from fuzz.backends.oracle import OracleBackend
 from fuzz.corpus.known_issues import KNOWN_ISSUES
 from fuzz.implementation import Implementation
 from fuzz.model.case import Case
+from fuzz.model.chain import Chain
 from fuzz.model.ops import LINEAR_ATTENTION
 
 REPAIRED_ENV = "LAFUZZ_TEST_BROKEN_REPAIRED"
@@ -204,3 +205,132 @@ class IsolatedCrashes(IsolatedBackend):
 
     def close(self) -> None:
         self.running = False
+
+
+class ResumeRaises(LinearAttentionOracle):
+    """The oracle with a device-resident chain (``run_chain``, its select-and-resume) that raises a ``ValueError`` on
+    its first call in a process and refuses the others as unsupported: an error outside the typed outcomes that does
+    not recur when Hypothesis replays its case (as a kernel backend's slot binding raised one)."""
+
+    name = "resume-raises"
+
+    def __init__(self) -> None:
+        self.chains = 0
+
+    def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
+        self.chains += 1
+        if self.chains == 1:
+            raise ValueError("bind_group: slot 5 of <DeviceTensor present_state> cannot be bound on its own")
+        raise Unsupported(self.name, "only its first call raises; the others are refused")
+
+
+class RunRaises(LinearAttentionOracle):
+    """The oracle, except that every call raises a ``RuntimeError``: an error outside the typed outcomes."""
+
+    name = "run-raises"
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        raise RuntimeError("a backend's own bug")
+
+
+DIES_AT_CALL = 8
+"""The call on which each ``DiesOften`` process kills itself."""
+
+
+class DiesOften(LinearAttentionOracle):
+    """The oracle, except that the ``DIES_AT_CALL``-th call in each process kills that process (SIGKILL): in the
+    campaign's workers it breaks their pool again and again; crash-isolated (it is ``crash_prone``), it kills its
+    worker every ``DIES_AT_CALL`` cases."""
+
+    name = "dies-often"
+    crash_prone = True
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        self.calls += 1
+        if self.calls == DIES_AT_CALL:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().run(case)
+
+
+STOPS_ONCE_ENV = "LAFUZZ_TEST_STOPS_ONCE"
+"""A path: the first ``StopsOnce`` call of a campaign creates it and stops its own process (SIGSTOP)."""
+
+
+class StopsOnce(LinearAttentionOracle):
+    """The oracle, except that its first call in a campaign stops the process running it (SIGSTOP: a worker that
+    hangs for good, never answering), once: the flag file named by ``STOPS_ONCE_ENV`` records that it happened."""
+
+    name = "stops-once"
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            descriptor = os.open(os.environ[STOPS_ONCE_ENV], os.O_CREAT | os.O_EXCL)
+        except FileExistsError:
+            return super().run(case)
+        os.close(descriptor)
+        os.kill(os.getpid(), signal.SIGSTOP)
+        return super().run(case)
+
+
+SLOW_FAILURE_S = 2.0
+"""What each failing call of ``SlowToShrink`` costs."""
+
+
+class SlowToShrink(BrokenBackend):
+    """``BrokenBackend`` whose failing calls (a window of 2 or more) take ``SLOW_FAILURE_S`` each: shrinking its
+    bug outlasts a short budget."""
+
+    name = "slow-to-shrink"
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        if case.state_window >= 2:
+            time.sleep(SLOW_FAILURE_S)
+        return super().run(case)
+
+
+HANGS_ONCE_ENV = "LAFUZZ_TEST_HANGS_ONCE"
+"""A path: the ``HANG_AT_CALL``-th ``HangsOnce`` call of a campaign creates it and sleeps for an hour."""
+HANG_AT_CALL = 15
+"""Past the first unit of 10 examples, so that the campaign checked cases before it."""
+
+
+class HangsOnce(LinearAttentionOracle):
+    """The oracle, except that one call in a campaign (its ``HANG_AT_CALL``-th in a process) does not return for an
+    hour (a call that hangs, as a driver's can), once: the flag file named by ``HANGS_ONCE_ENV`` records it."""
+
+    name = "hangs-once"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        self.calls += 1
+        if self.calls != HANG_AT_CALL:
+            return super().run(case)
+        try:
+            descriptor = os.open(os.environ[HANGS_ONCE_ENV], os.O_CREAT | os.O_EXCL)
+        except FileExistsError:
+            return super().run(case)
+        os.close(descriptor)
+        time.sleep(3600)
+        return super().run(case)
+
+
+class HangsWhileShrinking(BrokenBackend):
+    """``BrokenBackend`` whose second failing call in a process (a window of 2 or more) does not return for an hour:
+    the unit shrinking its bug hangs after its first failure."""
+
+    name = "hangs-while-shrinking"
+
+    def __init__(self) -> None:
+        self.failing = 0
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        if case.state_window >= 2:
+            self.failing += 1
+            if self.failing == 2:
+                time.sleep(3600)
+        return super().run(case)
