@@ -90,10 +90,14 @@ def _subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
     return chosen or (rng.choice(items),)
 
 
-def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan:
-    """The conv plan of the unit whose seed is ``seed`` (deterministic); the first rounds keep to the small tier."""
+def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: str | None = None,
+         only: frozenset[str] | None = None) -> UnitPlan:
+    """The conv plan of the unit whose seed is ``seed`` (deterministic); the first rounds keep to the small tier.
+    A unit the campaign steers is given its tier (``tier_name``) and the backends it runs (``only``)."""
     rng = random.Random(seed)
     tier = CONV_TIERS[0] if warming_up else rng.choices(CONV_TIERS, weights=[t.weight for t in CONV_TIERS])[0]
+    if tier_name is not None:
+        tier = next(t for t in CONV_TIERS if t.name == tier_name)
     min_t, max_t = rng.choice(tier.seq_lens)
     kernels = tuple(sorted({rng.choice(KERNEL_DRAWS) for _ in range(rng.choice((1, 2)))}))
     limits = ConvLimits(
@@ -110,4 +114,4 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     slow_out = frozenset(b for b in SLOW_BACKENDS if rng.random() < SIT_OUT[True])
     sit_out = CONV_SIT_OUT | slow_out | other_builds_out(rng, slow_unit=not slow_out)
     return UnitPlan(tier=tier.name, limits=limits, examples=base_examples, sit_out=sit_out, seconds=UNIT_SECONDS,
-                    targeting=targeting)
+                    targeting=targeting, only=only)

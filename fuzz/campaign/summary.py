@@ -126,6 +126,12 @@ class Summary:
     (a local one stood in), from the first call that failed to the first retry that succeeded."""
     database_unreachable_s: float = 0.0
     """How long, in all, the shared example database was gone."""
+    tier_backend_ms: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Size tier -> backend -> worker milliseconds in its calls there (with ``per_tier``'s examples: the cost of a
+    case by tier and backend; empty in summaries written before it existed)."""
+    per_arm: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Arm (``fuzz.campaign.arms``; an unsteered unit's tier) -> units, focused units, examples, worker
+    milliseconds, coverage buckets it reached first, new findings and its yield (``fuzz.campaign.schedule``)."""
     matrix: dict[str, Any] = field(default_factory=dict)
     """The documented findings of the corpus judged on each build of the campaign after it ended
     (``fuzz.export.matrix.Matrix.to_json``; empty when not made)."""
@@ -216,7 +222,7 @@ class Summary:
         merged.database_unreachable_s = longest.database_unreachable_s
         merged.near_misses = sorted((m for s in summaries for m in s.near_misses), key=lambda m: -m["ratio"])
         for name in ("backend_calls", "window_calls", "backend_seconds", "backend_compiles", "compile_seconds",
-                     "coverage", "per_property", "per_tier",
+                     "coverage", "per_property", "per_tier", "tier_backend_ms", "per_arm",
                      "ratio_histogram", "known_cases"):
             total: dict[str, Any] = {}
             for s in summaries:
