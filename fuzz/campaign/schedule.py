@@ -1,7 +1,9 @@
 """Following the yield: a bandit over the swarm's arms (``fuzz.campaign.arms``) by what each found per second.
 
-An arm's yield is what its units brought that the campaign had not seen: coverage buckets first reached, new
-findings, and a climb of the error/tolerance ratio past the arm's best (more for a near miss). Its rate is
+An arm's yield is what its units brought that the campaign had not seen: coverage buckets first reached (on a
+log scale: the first units of a campaign reach dozens each, and whichever arm ran them would otherwise hold
+the lead long after its ground is known), new findings, and a climb of the error/tolerance ratio past the
+arm's best (more for a near miss). Its rate is
 that yield per second of worker time, so an arm of cheap cases and one of costly cases compete on the same
 scale (AFL's power schedules give more energy to what yields; here the energy is worker time). A unit goes to
 an arm with probability ``FLOOR / arms`` plus the rest in proportion to the arm's rate over its cost per unit
@@ -28,7 +30,8 @@ PRIOR_SECONDS = 4.0
 and its cost per unit ``PRIOR_SECONDS`` (half a swarm unit's time limit)."""
 
 FINDING_YIELD = 10.0
-"""A new finding counts as this many new buckets: it is what the campaign is for."""
+"""What a new finding counts (a unit's first bucket counts 1, its first thousand 10): it is what the campaign is
+for."""
 
 NEAR_MISS = 0.5
 """An error/tolerance ratio from which a passing case is a near miss: a climb there counts one more."""
@@ -63,7 +66,7 @@ class ArmRecord:
 
     def unit_yield(self, buckets: int, findings: int, ratio: float) -> float:
         """The yield of a unit of this arm (read before ``add``): new buckets, new findings, a climb of the ratio."""
-        gained = buckets + FINDING_YIELD * findings
+        gained = math.log2(1 + buckets) + FINDING_YIELD * findings
         if ratio > self.best_ratio and ratio >= LEAST_RATIO:
             gained += min(MOST_CLIMB, math.log2(ratio / max(self.best_ratio, LEAST_RATIO)))
             gained += ratio >= NEAR_MISS

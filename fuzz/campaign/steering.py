@@ -80,7 +80,7 @@ class Steering:
         arms = [a for a in self.arms if prop.applies_to(a.op)]
         if focused and self.focus is not None:
             arms = [a for a in arms if fits(a, self.focus)]
-        if unit.number < WARM_UP_ROUNDS:  # the caches of a fresh machine fill on cheap cases first
+        if unit.number < WARM_UP_ROUNDS and not focused:  # caches fill on cheap cases; a change is tested at once
             arms = [a for a in arms if a.first] or arms
         return arms
 

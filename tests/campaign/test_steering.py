@@ -58,10 +58,10 @@ def test_a_climbing_ratio_and_a_new_finding_yield() -> None:
     scheduler.absorb("a", examples=1, seconds=1, buckets=0, findings=0, ratio=0.02)
     scheduler.absorb("a", examples=1, seconds=1, buckets=0, findings=0, ratio=0.6)
     scheduler.absorb("a", examples=1, seconds=1, buckets=0, findings=0, ratio=0.6)
-    scheduler.absorb("b", examples=1, seconds=1, buckets=0, findings=1, ratio=0.0)
+    scheduler.absorb("b", examples=1, seconds=1, buckets=3, findings=1, ratio=0.0)
     rows = scheduler.rows()
     assert rows["a"]["yield"] == pytest.approx(1 + 4 + 1)  # 0.01 -> 0.02, then 0.02 -> 0.6 (capped), a near miss
-    assert rows["b"]["yield"] == 10 and rows["b"]["findings"] == 1
+    assert rows["b"]["yield"] == 2 + 10 and rows["b"]["findings"] == 1 and rows["b"]["buckets"] == 3
 
 
 def test_every_tier_is_an_arm_and_forms_fit_the_focused_kernels() -> None:
@@ -106,6 +106,9 @@ def test_a_time_budget_follows_the_yield_and_warms_up_on_the_first_tiers() -> No
     units = _steered(_config(example_budget=None), 60)
     assert all(u.arm is not None for u in units)
     assert all(u.arm.first for u in units if u.number < swarm.WARM_UP_ROUNDS)  # type: ignore[union-attr]
+    wide = Focus(("wgpu-wide",), (LA,))
+    focused = [u for u in _steered(_config(example_budget=None, focus=wide), 60) if u.only is not None]
+    assert focused[0].number < swarm.WARM_UP_ROUNDS and all(u.arm.form == swarm.WIDE_FORM for u in focused)  # type: ignore[union-attr]
     assert not any(u.arm is not None for u in _steered(_config(example_budget=None, follow_yield=False), 20))
 
 
