@@ -272,7 +272,6 @@ class Campaign:
         first = [label for label in result.coverage if coverage.counted(label) and label not in reached]
         for label in first:
             reached[label] = round(self.progress.elapsed, 2)
-        new_before = sum(not f.get("known_failure") for f in self.findings.values())
         self.known_cases.update(result.known)
         self.ratios.setdefault(result.unit.property, Counter()).update(result.ratios)
         for part, ratio in result.parts.items():
@@ -284,11 +283,12 @@ class Campaign:
         stats.update(units=1, examples=result.examples, known=sum(result.known.values()))
         self.database_keys |= result.database_keys
         self._watch_database(result.database)
-        for finding in [*shared, *result.replayed, *([result.finding] if result.finding else [])]:
+        found = [*shared, *result.replayed, *([result.finding] if result.finding else [])]
+        fresh = {f.id for f in found if not f.known and f.id not in self.findings}
+        for finding in found:
             stats.update(findings=1)
             self._record(result.unit, finding)
-        self.steering.absorb(result, len(first),
-                             sum(not f.get("known_failure") for f in self.findings.values()) - new_before)
+        self.steering.absorb(result, len(first), len(fresh))
         for name, why in result.lost.items():
             key = f"{name} (lost by a worker mid-campaign)"
             if key not in self.lost:
