@@ -25,7 +25,8 @@ FORM_OF_BACKEND = {swarm.CHUNKED_RUNTIME: swarm.CHUNKED_FORM, swarm.SPECIALISED_
 @dataclass(frozen=True)
 class Arm:
     """One arm: ``op``, ``tier`` (a swarm tier's name, or the fixed ``--limits`` name) and ``form`` (a swarm form of
-    LinearAttention's kernel, ``""`` for the conv and fixed limits). ``weight`` is the tier's share in a swarm."""
+    LinearAttention's kernel, ``""`` for the conv and fixed limits). ``weight`` is about the share of units the
+    swarm gives it when each unit draws its own plan: the op's, the tier's and the form's shares together."""
 
     op: str
     tier: str
@@ -44,12 +45,13 @@ def arms_of(ops: Sequence[str], limits: str) -> tuple[Arm, ...]:
     a fixed slice."""
     if limits != SWARM:
         return tuple(Arm(op, limits, first=True) for op in ops)
+    conv = conv_swarm.CONV_UNITS if {LINEAR_ATTENTION.name, CAUSAL_CONV.name} <= set(ops) else 1.0
     arms: list[Arm] = []
     if LINEAR_ATTENTION.name in ops:
-        arms += [Arm(LINEAR_ATTENTION.name, t.name, form, t.weight, t is swarm.TIERS[0])
-                 for t in swarm.TIERS for form in swarm.forms(t)]
+        arms += [Arm(LINEAR_ATTENTION.name, t.name, form, (1 - conv) * t.weight * share, t is swarm.TIERS[0])
+                 for t in swarm.TIERS for form, share in swarm.form_shares(t).items()]
     if CAUSAL_CONV.name in ops:
-        arms += [Arm(CAUSAL_CONV.name, t.name, "", t.weight, t is conv_swarm.CONV_TIERS[0])
+        arms += [Arm(CAUSAL_CONV.name, t.name, "", conv * t.weight, t is conv_swarm.CONV_TIERS[0])
                  for t in conv_swarm.CONV_TIERS]
     return tuple(arms)
 

@@ -8,8 +8,9 @@ that yield per second of worker time, so an arm of cheap cases and one of costly
 scale (AFL's power schedules give more energy to what yields; here the energy is worker time). A unit goes to
 an arm with probability ``FLOOR / arms`` plus the rest in proportion to the arm's rate over its cost per unit
 (so each arm's share of the time follows its rate), which keeps every arm alive: a cheap arm cannot starve a
-costly one, and an arm that dried up is still tried now and then. Priors (``PRIOR_YIELD`` over
-``PRIOR_SECONDS``) make untried arms look as good as any at the start.
+costly one, and an arm that dried up is still tried now and then. A prior yield per arm (``PRIOR_YIELD`` on
+average, in proportion to the arm's prior share: the swarm's own shares, or even ones) over ``PRIOR_SECONDS``
+makes the first units follow the prior until what they bring back outweighs it.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ FLOOR = 0.3
 
 PRIOR_YIELD = 2.0
 PRIOR_SECONDS = 4.0
-"""An untried arm's rate is ``PRIOR_YIELD / PRIOR_SECONDS`` (about what a unit of fresh ground yields early on),
-and its cost per unit ``PRIOR_SECONDS`` (half a swarm unit's time limit)."""
+"""An untried arm of average prior share has the rate ``PRIOR_YIELD / PRIOR_SECONDS`` (about what a unit of fresh
+ground yields early on), and every untried arm the cost per unit ``PRIOR_SECONDS`` (half a swarm unit's time
+limit)."""
 
 FINDING_YIELD = 10.0
 """What a new finding counts (a unit's first bucket counts 1, its first thousand 10): it is what the campaign is
@@ -56,9 +58,9 @@ class ArmRecord:
     """Yield in all (``unit_yield``)."""
     best_ratio: float = 0.0
 
-    def rate(self) -> float:
-        """Yield per second of worker time, with the prior."""
-        return (self.gained + PRIOR_YIELD) / (self.seconds + PRIOR_SECONDS)
+    def rate(self, prior: float = PRIOR_YIELD) -> float:
+        """Yield per second of worker time, with ``prior`` yield before any unit."""
+        return (self.gained + prior) / (self.seconds + PRIOR_SECONDS)
 
     def cost(self) -> float:
         """Seconds per unit, with the prior."""
@@ -100,14 +102,18 @@ class Scheduler:
     def record(self, key: str) -> ArmRecord:
         return self.records.setdefault(key, ArmRecord())
 
-    def shares(self, candidates: Sequence[Arm]) -> list[float]:
-        """The chance of each of ``candidates`` to get the next unit: ``FLOOR`` evenly, the rest by rate over cost."""
-        weights = [self.record(a.key).rate() / self.record(a.key).cost() for a in candidates]
+    def shares(self, candidates: Sequence[Arm], prior: Sequence[float] | None = None) -> list[float]:
+        """The chance of each of ``candidates`` to get the next unit: ``FLOOR`` evenly, the rest by rate over cost,
+        the rates starting from ``prior`` shares (even ones where None)."""
+        given = list(prior) if prior is not None and sum(prior) > 0 else [1.0] * len(candidates)
+        records = [self.record(a.key) for a in candidates]
+        scale = PRIOR_YIELD * len(given) / sum(given)
+        weights = [r.rate(scale * p) / r.cost() for r, p in zip(records, given, strict=True)]
         total = sum(weights)
         return [FLOOR / len(candidates) + (1 - FLOOR) * w / total for w in weights]
 
-    def choose(self, candidates: Sequence[Arm]) -> Arm:
-        return self.rng.choices(candidates, weights=self.shares(candidates))[0]
+    def choose(self, candidates: Sequence[Arm], prior: Sequence[float] | None = None) -> Arm:
+        return self.rng.choices(candidates, weights=self.shares(candidates, prior))[0]
 
     def absorb(self, key: str, *, examples: int, seconds: float, buckets: int, findings: int, ratio: float,
                focused: bool = False) -> None:

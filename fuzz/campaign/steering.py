@@ -96,8 +96,8 @@ class Steering:
             return unit
         if focused:
             self.focused.add(unit.key)
-        if self.following:
-            arm: Arm | None = self.scheduler.choose(arms)
+        if self.following:  # from the swarm's own shares; a focused unit's from even ones (its cases are cheap)
+            arm: Arm | None = self.scheduler.choose(arms, None if focused else [a.weight for a in arms])
         elif focused:
             arm = random.Random(unit.seed ^ ARM_STREAM).choices(arms, weights=[a.weight for a in arms])[0]
         else:

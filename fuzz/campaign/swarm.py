@@ -128,12 +128,14 @@ LOOP_FORM, CHUNKED_FORM, SPECIALISED_FORM, WIDE_FORM = "loop", "chunked", "speci
 of them."""
 
 
-def forms(tier: Tier) -> tuple[str, ...]:
-    """The forms a unit of ``tier`` may run: the specialised pipelines only in the first tier (they compile per
-    call shape), the wide geometry only where the tier has head sizes whose checkpoint stores it stages."""
-    wide = any(geometry(d, d, wide=True).staged_stores for d in tier.head_sizes)
-    return (LOOP_FORM, CHUNKED_FORM, *((SPECIALISED_FORM,) if tier is TIERS[0] else ()),
-            *((WIDE_FORM,) if wide else ()))
+def form_shares(tier: Tier) -> dict[str, float]:
+    """The forms a unit of ``tier`` may run, each with about the share of the tier's units ``plan`` gives it when
+    it draws the form itself: the specialised pipelines only in the first tier (they compile per call shape), the
+    wide geometry only where the tier has head sizes whose checkpoint stores it stages."""
+    staged = sum(geometry(d, d, wide=True).staged_stores for d in tier.head_sizes) / len(tier.head_sizes)
+    shares = {CHUNKED_FORM: CHUNKED_UNITS, SPECIALISED_FORM: SPECIALISED_UNITS if tier is TIERS[0] else 0.0,
+              WIDE_FORM: WIDE_UNITS * staged}
+    return {LOOP_FORM: 1 - sum(shares.values()), **{form: share for form, share in shares.items() if share}}
 
 
 TARGETING = 0.25
@@ -291,7 +293,7 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: 
 
     ``warming_up`` (the first ``WARM_UP_ROUNDS`` of a campaign) keeps to the small tier: the shader
     and session caches of a fresh machine then fill on cheap cases first. A unit the campaign steers
-    (``fuzz.campaign.steering``) is given its tier (``tier_name``), its kernel ``form`` (of ``forms``) and the
+    (``fuzz.campaign.steering``) is given its tier (``tier_name``), its kernel ``form`` (of ``form_shares``) and the
     backends it runs (``only``: an ORT build among them takes part at its head sizes); the rest is drawn.
     """
     rng = random.Random(seed)

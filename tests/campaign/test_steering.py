@@ -53,6 +53,17 @@ def test_yield_counts_per_second_and_a_costly_arm_that_yields_is_not_starved() -
     assert chosen["costly"] >= FLOOR / 2 * 300 * 0.5
 
 
+def test_the_first_units_follow_the_prior_until_yield_outweighs_it() -> None:
+    scheduler = Scheduler(seed=4)
+    assert scheduler.shares([RICH, BARREN], [0.9, 0.1]) == pytest.approx([FLOOR / 2 + 0.7 * 0.9, FLOOR / 2 + 0.7 * 0.1])
+    assert scheduler.shares([RICH, BARREN]) == pytest.approx([0.5, 0.5])
+    for _ in range(3):
+        scheduler.absorb(BARREN.key, examples=10, seconds=2, buckets=0, findings=1, ratio=0.0)
+        scheduler.absorb(RICH.key, examples=10, seconds=2, buckets=0, findings=0, ratio=0.0)
+    low, high = scheduler.shares([RICH, BARREN], [0.9, 0.1])
+    assert high > 0.5 > low
+
+
 def test_a_climbing_ratio_and_a_new_finding_yield() -> None:
     scheduler = Scheduler(seed=3)
     scheduler.absorb("a", examples=1, seconds=1, buckets=0, findings=0, ratio=0.02)
