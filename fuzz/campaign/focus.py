@@ -10,7 +10,7 @@ cannot go unnoticed by ``--since`` and the hash memory (``fuzz.campaign.memory``
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -51,12 +51,15 @@ LEFT_OUT = ("__pycache__", "node_modules")
 @dataclass(frozen=True)
 class Serves:
     """What one implementation file serves. Empty ``backends``: every backend that runs ``ops``; empty ``ops``:
-    the ops of ``backends``; ``everything``: the whole suite (no focus); all empty: nothing a campaign runs."""
+    the ops of ``backends``; ``everything``: the whole suite (no focus); all empty: nothing a campaign runs.
+    ``long``: what it does changes along the sequence (chunk after chunk, a long prompt's positions), so half
+    the focused units take their tier's longest calls."""
 
     backends: tuple[str, ...] = ()
     ops: tuple[str, ...] = ()
     properties: tuple[str, ...] = ()
     everything: bool = False
+    long: bool = False
 
     def describe(self) -> str:
         if self.everything:
@@ -67,10 +70,10 @@ class Serves:
 EVERYTHING = Serves(everything=True)
 
 SERVES: tuple[tuple[tuple[str, ...], Serves], ...] = (
-    (("kernels/chunked.wgsl",), Serves(("wgpu-chunked",), (LA,))),
+    (("kernels/chunked.wgsl",), Serves(("wgpu-chunked",), (LA,), long=True)),
     (("kernels/linear_attention.wgsl", "kernels/linear_attention.py", "kernels/shader.py", "kernels/geometry.py"),
      Serves(LA_KERNELS, (LA,))),
-    (("kernels/causal_conv.*",), Serves(CONV_KERNELS, (CONV,))),
+    (("kernels/causal_conv.*",), Serves(CONV_KERNELS, (CONV,), long=True)),
     (("kernels/qkv_split.*",), Serves(DEVICE_BLOCK, (CONV,), ("hybrid-block",))),
     (("kernels/resident.py",), Serves(KERNELS, (LA, CONV), ("device-chain", "hybrid-block", *WINDOW_PROPERTIES))),
     (("kernels/device.py", "kernels/options.py", "kernels/__init__.py"), Serves(KERNELS, (LA, CONV))),
@@ -138,6 +141,8 @@ class Focus:
     reason: str = ""
     changed: tuple[str, ...] = field(default=())
     """The changed files it was worked out from (empty for ``--focus``)."""
+    long: bool = False
+    """A changed file serves something that changes along the sequence (``Serves.long``)."""
 
     def describe(self) -> str:
         return ", ".join([*self.backends, *self.ops, *self.properties])
@@ -162,6 +167,7 @@ def focus_of_files(paths: Iterable[str]) -> Focus:
     backends: list[str] = []
     ops: list[str] = []
     properties: list[str] = []
+    long = False
     for path in changed:
         serves = served_by(path)
         if serves is None:
@@ -171,23 +177,27 @@ def focus_of_files(paths: Iterable[str]) -> Focus:
         backends += [b for b in serves.backends if b not in backends]
         ops += [o for o in serves.ops if o not in ops]
         properties += [p for p in serves.properties if p not in properties]
+        long = long or serves.long
     if not backends and not ops:
         raise NoFocus("no implementation file changed" if not changed else
                       f"{', '.join(changed)} changed, which serves nothing a campaign runs")
-    return Focus(tuple(backends), tuple(ops), tuple(properties), changed=tuple(changed))
+    return Focus(tuple(backends), tuple(ops), tuple(properties), changed=tuple(changed), long=long)
 
 
 def parse_focus(text: str, properties: Sequence[str]) -> Focus:
     """``--focus NAME[,NAME...]``: backend (registry), op and property names, in any mix; ``ValueError`` naming the
-    ones that are none of these."""
+    ones that are none of these. It is ``long`` where a file the table says changes along the sequence serves one
+    of the backends."""
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in REGISTRY and n not in OPS and n not in properties]
     if unknown or not names:
         raise ValueError(f"--focus: unknown name(s) {', '.join(unknown) or repr(text)}; give backends "
                          f"({', '.join(REGISTRY)}), ops ({', '.join(OPS)}) or properties ({', '.join(properties)}), "
                          "comma-separated, or none")
-    return Focus(tuple(n for n in names if n in REGISTRY), tuple(n for n in names if n in OPS),
-                 tuple(n for n in names if n in properties and n not in REGISTRY))
+    backends = tuple(n for n in names if n in REGISTRY)
+    long = any(serves.long and set(serves.backends) & set(backends) for _, serves in SERVES)
+    return Focus(backends, tuple(n for n in names if n in OPS),
+                 tuple(n for n in names if n in properties and n not in REGISTRY), long=long)
 
 
 def within(focus: Focus, described: Mapping[str, Mapping[str, object]], ops: Sequence[str],
@@ -205,7 +215,7 @@ def within(focus: Focus, described: Mapping[str, Mapping[str, object]], ops: Seq
     kept = tuple(p for p in focus.properties if p in properties)
     if not any(resolve_property(p).applies_to(op) for p in kept or properties for op in chosen):
         raise NoFocus(f"{focus.describe()}: none of this campaign's properties has cases of {', '.join(chosen)}")
-    return Focus(backends, chosen, kept, focus.reason, focus.changed)
+    return replace(focus, backends=backends, ops=chosen, properties=kept)
 
 
 def _ops_of(capabilities: Mapping[str, object]) -> tuple[str, ...]:

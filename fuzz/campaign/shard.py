@@ -135,6 +135,8 @@ class WorkUnit:
     """The arm the campaign steered the unit to (``fuzz.campaign.steering``); None: the unit draws its own."""
     only: frozenset[str] | None = None
     """The backends a focused unit runs (``fuzz.campaign.focus.Focus.runs``); None: those its plan draws."""
+    longest: bool = False
+    """A focused unit of a change that shows at long calls: it takes its tier's longest ``T`` range."""
 
     @builtins.property  # the field ``property`` shadows the builtin in this class body
     def key(self) -> str:

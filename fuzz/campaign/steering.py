@@ -4,7 +4,8 @@ The campaign's main process passes this shard's units (``fuzz.campaign.shard.wor
 
 - with a focus (``fuzz.campaign.focus.Focus``), ``FOCUSED_SHARE`` of the units are focused: a unit whose
   property serves the focus, on an arm that fits it (``fuzz.campaign.arms.fits``), running the focused backends
-  and the oracle only (``Focus.runs``); the others are the swarm's as ever. Units passed over for a focused one
+  and the oracle only (``Focus.runs``), half of them at their tier's longest calls where the change shows
+  along the sequence (``Focus.long``); the others are the swarm's as ever. Units passed over for a focused one
   wait for the next unfocused turn (at most ``WAITING`` of them; older ones are dropped, never run twice);
 - following the yield, each unit's arm is the bandit's choice (``fuzz.campaign.schedule.Scheduler``). That
   depends on what units brought back, and when, so it is on only where nothing promises a repeatable unit list:
@@ -40,6 +41,13 @@ WAITING = 64
 
 ARM_STREAM = 0x41524D
 """Mixed into a unit's seed for the draw of a focused unit's arm where the bandit is off."""
+
+LONGEST = 0.5
+"""The share of focused units that take their tier's longest calls where the change shows along the sequence
+(``Focus.long``); the others draw their ``T`` as any unit does (a change may break short calls too)."""
+
+LONG_STREAM = 0x4C4F4E47
+"""Mixed into a unit's seed for that draw."""
 
 
 class Steering:
@@ -102,7 +110,10 @@ class Steering:
             arm = random.Random(unit.seed ^ ARM_STREAM).choices(arms, weights=[a.weight for a in arms])[0]
         else:
             arm = None
-        return replace(unit, arm=arm, only=self.focus.runs() if focused and self.focus else None)
+        if not focused or self.focus is None:
+            return replace(unit, arm=arm)
+        longest = self.focus.long and random.Random(unit.seed ^ LONG_STREAM).random() < LONGEST
+        return replace(unit, arm=arm, only=self.focus.runs(), longest=longest)
 
     def absorb(self, result: UnitResult, buckets: int, findings: int) -> None:
         """Fold a unit's result into its arm's record: ``buckets`` it reached first, ``findings`` new ones."""

@@ -128,6 +128,12 @@ LOOP_FORM, CHUNKED_FORM, SPECIALISED_FORM, WIDE_FORM = "loop", "chunked", "speci
 of them."""
 
 
+def longest_range(seq_lens: tuple[tuple[int, int], ...]) -> tuple[int, int]:
+    """The ``(min T, max T)`` range of a tier that reaches furthest (a steered unit's, where a change shows at long
+    calls: ``fuzz.campaign.focus.Serves.long``)."""
+    return max(seq_lens, key=lambda bounds: (bounds[1], bounds[0]))
+
+
 def form_shares(tier: Tier) -> dict[str, float]:
     """The forms a unit of ``tier`` may run, each with about the share of the tier's units ``plan`` gives it when
     it draws the form itself: the specialised pipelines only in the first tier (they compile per call shape), the
@@ -288,13 +294,14 @@ def narrowed(limits: Limits, size: int, state: int) -> Limits:
 
 
 def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: str | None = None,
-         form: str | None = None, only: frozenset[str] | None = None) -> UnitPlan:
+         form: str | None = None, only: frozenset[str] | None = None, longest: bool = False) -> UnitPlan:
     """The plan of the unit whose seed is ``seed`` (deterministic); ``base_examples`` for a cheap unit.
 
     ``warming_up`` (the first ``WARM_UP_ROUNDS`` of a campaign) keeps to the small tier: the shader
     and session caches of a fresh machine then fill on cheap cases first. A unit the campaign steers
-    (``fuzz.campaign.steering``) is given its tier (``tier_name``), its kernel ``form`` (of ``form_shares``) and the
-    backends it runs (``only``: an ORT build among them takes part at its head sizes); the rest is drawn.
+    (``fuzz.campaign.steering``) is given its tier (``tier_name``), its kernel ``form`` (of ``form_shares``), the
+    backends it runs (``only``: an ORT build among them takes part at its head sizes) and, where the change shows
+    at long calls, the tier's longest ``T`` range (``longest``); the rest is drawn.
     """
     rng = random.Random(seed)
     tier = rng.choices(TIERS, weights=[t.weight for t in TIERS])[0]
@@ -302,7 +309,7 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: 
         tier = TIERS[0]
     if tier_name is not None:
         tier = next(t for t in TIERS if t.name == tier_name)
-    min_t, max_t = rng.choice(tier.seq_lens)
+    min_t, max_t = longest_range(tier.seq_lens) if longest else rng.choice(tier.seq_lens)
     state = max(MIN_STATE_ELEMENTS, tier.max_cost // max_t)
     sit_out = frozenset(b for b in SLOW_BACKENDS if rng.random() < SIT_OUT[state * max_t <= CHEAP_COST])
     draws = [rng.choice(tier.head_sizes) for _ in range(rng.choice((1, 2)))]

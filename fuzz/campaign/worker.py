@@ -54,7 +54,7 @@ def plan_for(limits: str, unit: WorkUnit, examples: int, ops: Sequence[str] = (L
     applies to, or the property's own where it applies to none of them; by the unit's seed in a swarm,
     ``conv_swarm.unit_op``, else in turn by the unit's number), and its own swarm plan of that op or the op's
     fixed slice. A unit the campaign steered (``WorkUnit.arm``, ``WorkUnit.only``) takes the op, tier and kernel
-    form of its arm and runs the backends it names."""
+    form of its arm, runs the backends it names and, if it says so, its tier's longest ``T`` range."""
     prop = resolve_property(unit.property)
     candidates = tuple(op for op in ops if prop.applies_to(op)) or prop.ops or (LINEAR_ATTENTION.name,)
     warming_up = unit.number < swarm.WARM_UP_ROUNDS
@@ -63,9 +63,10 @@ def plan_for(limits: str, unit: WorkUnit, examples: int, ops: Sequence[str] = (L
         op = arm.op if arm else conv_swarm.unit_op(unit.seed, candidates)
         tier = arm.tier if arm else None
         if op == CAUSAL_CONV.name:
-            return conv_swarm.plan(unit.seed, examples, warming_up=warming_up, tier_name=tier, only=only)
+            return conv_swarm.plan(unit.seed, examples, warming_up=warming_up, tier_name=tier, only=only,
+                                   longest=unit.longest)
         return swarm.plan(unit.seed, examples, warming_up=warming_up, tier_name=tier,
-                          form=arm.form if arm else None, only=only)
+                          form=arm.form if arm else None, only=only, longest=unit.longest)
     op = arm.op if arm else candidates[unit.number % len(candidates)]
     return UnitPlan(tier=limits, limits=for_op(op).preset(limits), examples=examples, only=only)
 

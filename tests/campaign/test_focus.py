@@ -48,6 +48,7 @@ def test_the_table_names_only_backends_ops_and_properties_that_exist() -> None:
 def test_changed_files_give_what_they_serve() -> None:
     focus = focus_of_files(["kernels/chunked.wgsl", "docs/campaign.md", "tests/engine/test_mutants.py"])
     assert (focus.backends, focus.ops, focus.changed) == (("wgpu-chunked",), (LA,), ("kernels/chunked.wgsl",))
+    assert focus.long, "the chunked prefill changes chunk after chunk: half the focused units take long calls"
     conv = focus_of_files(["kernels/causal_conv.wgsl", "kernels/qkv_split.wgsl"])
     assert conv.backends == ("wgpu-conv", "wgpu-conv-dawn", "wgpu", "wgpu-dawn") and conv.ops == (CONV,)
     assert conv.properties == ("hybrid-block",)
@@ -68,6 +69,7 @@ def test_a_change_without_a_focus_says_why(files: list[str], why: str) -> None:
 def test_focus_names_backends_ops_and_properties() -> None:
     focus = parse_focus("wgpu-conv, LinearAttention,hybrid-block", list(PROPERTIES))
     assert (focus.backends, focus.ops, focus.properties) == (("wgpu-conv",), (LA,), ("hybrid-block",))
+    assert focus.long and not parse_focus("wgpu-dawn", list(PROPERTIES)).long
     with pytest.raises(ValueError, match=r"unknown name.*wgpu-nope"):
         parse_focus("wgpu-conv,wgpu-nope", list(PROPERTIES))
 

@@ -108,6 +108,16 @@ def test_a_focus_takes_most_units_and_the_list_repeats_under_a_fixed_budget() ->
     assert len({u.key for u in units}) == len(units)
 
 
+def test_half_the_focused_units_of_a_long_change_take_long_calls() -> None:
+    long = [u.longest for u in _steered(_config(focus=Focus(("wgpu-conv",), (CONV,), long=True))) if u.only]
+    assert 0.35 < sum(long) / len(long) < 0.65
+    assert not any(u.longest for u in _steered(_config(focus=CONV_FOCUS)))
+    tier = conv_swarm.CONV_TIERS[-1]
+    plans = [plan_for("swarm", WorkUnit("backends-agree", 5, seed, arm=Arm(CONV, tier.name), longest=True), 50,
+                      (CONV,)) for seed in range(20)]
+    assert {(p.limits.min_seq_len, p.limits.max_seq_len) for p in plans} == {swarm.longest_range(tier.seq_lens)}
+
+
 def test_focused_shards_stay_disjoint() -> None:
     keys = [{u.key for u in _steered(_config(focus=CONV_FOCUS, shard=Shard(i, 3)), 100)} for i in (1, 2, 3)]
     assert not (keys[0] & keys[1]) and not (keys[1] & keys[2]) and not (keys[0] & keys[2])
