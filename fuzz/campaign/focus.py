@@ -42,7 +42,8 @@ kernel on the same device (``fuzz.engine.hybrid_block.block_pairs``)."""
 
 IMPLEMENTATION_ROOTS = ("kernels", "oracles", "fuzz/backends", "ortjs")
 """Where the implementation under test lives (relative to the checkout): the files ``SERVES`` must map and
-the hash memory records."""
+the hash memory records (ORT's JavaScript runner at the top, or inside the backends where a packaged suite
+keeps it)."""
 
 LEFT_OUT = ("__pycache__", "node_modules")
 """Folders under the roots that are no one's source: caches, and ORT Web's installed packages."""
@@ -92,14 +93,14 @@ SERVES: tuple[tuple[tuple[str, ...], Serves], ...] = (
     (("fuzz/backends/ort_cpu.py",), Serves(("ort-cpu",))),
     (("fuzz/backends/ort_cuda.py",), Serves(("ort-cuda",))),
     (("fuzz/backends/ort_webgpu.py",), Serves(("ort-webgpu",))),
-    (("fuzz/backends/ort_webgpu_builtin.py",), Serves(("ort-webgpu-builtin",))),
+    (("fuzz/backends/ort_webgpu_builtin.py", "fuzz/backends/ort-webgpu-*.txt"), Serves(("ort-webgpu-builtin",))),
     (("fuzz/backends/ort_node.py",), Serves(("ort-node", "ort-web"))),
-    (("fuzz/backends/ort_web.py", "ortjs/page/*"), Serves(("ort-web",))),
+    (("fuzz/backends/ort_web.py", "ortjs/page/*", "fuzz/backends/ortjs/page/*"), Serves(("ort-web",))),
     (("fuzz/backends/ort_remote.py", "fuzz/backends/ort_worker.py"), Serves(ORT_REMOTE)),
     (("fuzz/backends/ort_session.py", "fuzz/backends/onnx_model.py"), Serves(ORT)),
     (("fuzz/backends/isolation.py",), Serves(ORT, (), ("error-parity",))),
     (("fuzz/backends/onnx_reference.py",), Serves(("onnx-reference",))),
-    (("ortjs/*",), Serves(("ort-node", "ort-web"))),
+    (("ortjs/*", "fuzz/backends/ortjs/*"), Serves(("ort-node", "ort-web"))),
     (("fuzz/backends/oracle.py", "fuzz/backends/base.py", "fuzz/backends/registry.py", "fuzz/backends/__init__.py"),
      EVERYTHING),
 )
