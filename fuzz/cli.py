@@ -17,6 +17,7 @@ from fuzz.usage import EXIT_USAGE, UsageError, whole_number
 
 if TYPE_CHECKING:
 
+    from fuzz.campaign.focus import Focus
     from fuzz.campaign.shard import Shard
     from fuzz.campaign.summary import Summary
     from fuzz.corpus.entry import CorpusError, Entry
@@ -205,6 +206,62 @@ def _campaign_ops(requested: str | None, described: dict[str, dict[str, Any]]) -
     return kept
 
 
+def _campaign_focus(args: argparse.Namespace, described: dict[str, dict[str, Any]], ops: list[str],
+                    properties: list[str]) -> Focus | None:
+    """What the campaign leans towards: ``--focus`` names, the files changed ``--since`` a revision, or else (a swarm
+    campaign) those changed since the last clean campaign's record in ``--corpus``; said in one line on stderr,
+    as is why there is none where one was looked for."""
+    from dataclasses import replace
+
+    from fuzz.campaign import memory
+    from fuzz.campaign.focus import NoFocus, focus_of_files, parse_focus, within
+    from fuzz.engine.properties import PROPERTIES
+
+    if args.focus and args.since:
+        raise UsageError("--focus and --since both say what to focus on: give one of them")
+    if args.focus == "none" or (not args.focus and not args.since and args.limits != "swarm"):
+        return None
+    try:
+        if args.focus:
+            focus = parse_focus(args.focus, list(PROPERTIES))
+            focus = replace(focus, reason=f"--focus {args.focus}")
+        else:
+            since = f"since {args.since}" if args.since else "since the last clean campaign"
+            try:
+                files = memory.changed_since(args.since) if args.since else memory.changed(
+                    memory.recorded(Path(args.corpus)), memory.hashes())
+            except memory.Unreadable as err:
+                raise NoFocus(str(err)) from None
+            if not files:
+                return None
+            focus = focus_of_files(files)
+            shown = ", ".join(focus.changed[:3]) + (f" and {len(focus.changed) - 3} more" if len(focus.changed) > 3
+                                                    else "")
+            focus = replace(focus, reason=f"{shown} changed {since}")
+        focus = within(focus, described, ops, properties)
+    except NoFocus as err:
+        print(f"[lafuzz] no focus: {err}", file=sys.stderr)
+        return None
+    except ValueError as err:
+        raise UsageError(str(err)) from err
+    print(f"[lafuzz] focus: {focus.reason} -> {focus.describe()} (--focus none turns it off)", file=sys.stderr)
+    return focus
+
+
+def _remember_implementation(args: argparse.Namespace, summary: Summary) -> None:
+    """After a clean campaign of every property and op in swarm units, record the implementation's hashes in
+    ``--corpus`` (``fuzz.campaign.memory``), so that a later plain campaign leans towards what changes."""
+    from fuzz.campaign import memory
+
+    corpus = Path(args.corpus)
+    whole = args.properties in (None, "all") and args.ops in (None, "all") and args.limits == "swarm"
+    if summary.exit_status != 0 or summary.interrupted or not whole or not corpus.is_dir():
+        return
+    if memory.record(corpus, memory.hashes()):
+        print(f"[lafuzz] recorded the implementation's hashes in {corpus / memory.HASHES}: a later campaign "
+              "leans towards what changes from here", file=sys.stderr)
+
+
 def _cmd_campaign(args: argparse.Namespace) -> int:
     from fuzz.backends import REGISTRY
     from fuzz.campaign import github
@@ -249,6 +306,7 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
     for name in skipped:
         print(f"[lafuzz] not running {name}: it has no cases of {', '.join(ops)}", file=sys.stderr)
     properties = [name for name in properties if name not in skipped]
+    focus = _campaign_focus(args, found.described, ops, properties)
     config = CampaignConfig(
         properties=properties,
         backends=found.usable,
@@ -266,9 +324,12 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
         isolate=args.isolate,
         strict=args.strict,
         unavailable=found.missing,
+        focus=focus,
+        follow_yield=args.schedule == "yield",
     )
     campaign = Campaign(config, backend_info=found.described, on_saved=export_upstream)
     summary = campaign.run()
+    campaign.saving("the implementation's hashes", Path(args.corpus), lambda: _remember_implementation(args, summary))
     if args.matrix:
         _add_matrix(summary, Path(args.corpus), found.usable)
     if args.junit:
@@ -589,6 +650,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="case sizes: swarm (default) draws a slice of the whole contract per work unit, "
                    "from tiny to real model sizes; the others are one fixed slice for every unit "
                    "(campaign: shapes from a small pool; big: head sizes up to 256)")
+    p.add_argument("--focus", metavar="NAMES", help="give most units (80%%) to these backends, ops or properties, "
+                   "comma-separated (a focused unit runs the focused backends and the oracle); none: no focus. "
+                   "Default: what changed since the last clean campaign (its hashes in --corpus)")
+    p.add_argument("--since", metavar="REV", help="focus on what the files changed since git revision REV serve "
+                   "(committed, staged, unstaged and untracked; the table in fuzz/campaign/focus.py)")
+    p.add_argument("--schedule", choices=["yield", "swarm"], default="yield",
+                   help="yield (default): each unit's arm (op, size tier, kernel form) by what arms found per second; "
+                   "swarm: each unit draws its own. With --examples or --shard the unit list stays a function of "
+                   "the seed either way")
     p.add_argument("--examples-per-unit", type=_positive, default=50,
                    help="Hypothesis examples per work unit (default 50; a swarm unit also stops drawing "
                    "examples after 8 s unless it is shrinking a failure)")

@@ -50,8 +50,10 @@ from fuzz import atomic, environment
 from fuzz.atomic import OutOfSpace
 from fuzz.campaign import coverage
 from fuzz.campaign.database import LOCAL, DatabaseHealth
+from fuzz.campaign.focus import Focus
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
+from fuzz.campaign.steering import Steering
 from fuzz.campaign.summary import Summary
 from fuzz.campaign.unit import OnSaved, UnitResult, UnitStopped, error_line
 from fuzz.campaign.worker import (
@@ -120,6 +122,10 @@ class CampaignConfig:
     """Known issues count as new findings (exit 1) and no backend sits out the cases they affect."""
     unavailable: dict[str, str] = field(default_factory=dict)
     """Requested backends this machine lacks, with the reason (reported, not run)."""
+    focus: Focus | None = None
+    """What most units go to (``fuzz.campaign.steering``): ``--focus``, ``--since`` or the hash memory."""
+    follow_yield: bool = True
+    """Choose each unit's arm by yield per second (``fuzz.campaign.schedule``) where the unit list need not repeat."""
 
     def database_spec(self) -> str:
         return self.database or str(self.out / "hypothesis-db")
@@ -165,6 +171,8 @@ class Campaign:
         self.known_cases: Counter = Counter()
         self.per_property: dict[str, Counter] = {p: Counter() for p in config.properties}
         self.tiers: dict[str, Counter] = {}
+        self.tier_backend_ms: dict[str, Counter] = {}
+        self.steering = Steering(config)
         self.progress.coverage = coverage.reached(self.coverage, coverage.axes_of(self.config.ops))
         self.findings: dict[str, dict[str, Any]] = {}
         self.database_keys: set[bytes] = set()
@@ -320,6 +328,8 @@ class Campaign:
         self.results_examples += result.examples
         self.tiers.setdefault(result.tier, Counter()).update(units=1, examples=result.examples,
                                                              milliseconds=round(result.seconds * 1000))
+        self.tier_backend_ms.setdefault(result.tier, Counter()).update(
+            {name: round(seconds * 1000) for name, seconds in result.backend_seconds.items()})
         self.backend_calls.update(result.backend_calls)
         self.window_calls.update(result.window_calls)
         self.backend_seconds.update(result.backend_seconds)
@@ -327,9 +337,9 @@ class Campaign:
         self.compile_seconds.update(result.compile_seconds)
         self.coverage.update(result.coverage)
         reached = self.first_seen["buckets"]
-        for label in result.coverage:
-            if coverage.counted(label) and label not in reached:
-                reached[label] = round(self.progress.elapsed, 2)
+        first = [label for label in result.coverage if coverage.counted(label) and label not in reached]
+        for label in first:
+            reached[label] = round(self.progress.elapsed, 2)
         self.known_cases.update(result.known)
         self.ratios.setdefault(result.unit.property, Counter()).update(result.ratios)
         for part, ratio in result.parts.items():
@@ -341,9 +351,12 @@ class Campaign:
         stats.update(units=1, examples=result.examples, known=sum(result.known.values()))
         self.database_keys |= result.database_keys
         self._watch_database(result.database)
-        for finding in [*shared, *result.replayed, *([result.finding] if result.finding else [])]:
+        found = [*shared, *result.replayed, *([result.finding] if result.finding else [])]
+        fresh = {f.id for f in found if not f.known and f.id not in self.findings}
+        for finding in found:
             stats.update(findings=1)
             self._record(result.unit, finding)
+        self.steering.absorb(result, len(first), len(fresh))
         for name, why in result.lost.items():
             key = f"{name} (lost by a worker mid-campaign)"
             if key not in self.lost:
@@ -357,7 +370,7 @@ class Campaign:
         return time.time() >= self.stop_time
 
     def _units(self) -> Iterator[WorkUnit]:
-        units = work_units(self.config.properties, self.config.seed, self.config.shard)
+        units = self.steering.units(work_units(self.config.properties, self.config.seed, self.config.shard))
         planned = self.config.planned_units()
         for count, unit in enumerate(units):
             if (planned is not None and count >= planned) or self._out_of_budget():
@@ -622,6 +635,8 @@ class Campaign:
             known_cases=dict(self.known_cases),
             per_property={p: dict(c) for p, c in self.per_property.items()},
             per_tier={t: dict(c) for t, c in sorted(self.tiers.items())},
+            tier_backend_ms={t: dict(c) for t, c in sorted(self.tier_backend_ms.items())},
+            per_arm=self.steering.per_arm(),
             findings=list(self.findings.values()),
             database_keys=sorted(k.hex() for k in self.database_keys),
             first_seen=self.first_seen,

@@ -38,6 +38,7 @@ from fuzz.campaign.swarm import (
     UNIT_SECONDS,
     WIDE_RUNTIME,
     UnitPlan,
+    longest_range,
     other_builds_out,
 )
 from fuzz.engine.conv_strategies import KERNEL_SIZES, ConvLimits
@@ -102,11 +103,16 @@ def _subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
     return chosen or (rng.choice(items),)
 
 
-def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan:
-    """The conv plan of the unit whose seed is ``seed`` (deterministic); the first rounds keep to the small tier."""
+def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: str | None = None,
+         only: frozenset[str] | None = None, longest: bool = False) -> UnitPlan:
+    """The conv plan of the unit whose seed is ``seed`` (deterministic); the first rounds keep to the small tier.
+    A unit the campaign steers is given its tier (``tier_name``), the backends it runs (``only``) and, where the
+    change shows at long calls, the tier's longest ``T`` range (``longest``)."""
     rng = random.Random(seed)
     tier = CONV_TIERS[0] if warming_up else rng.choices(CONV_TIERS, weights=[t.weight for t in CONV_TIERS])[0]
-    min_t, max_t = rng.choice(tier.seq_lens)
+    if tier_name is not None:
+        tier = next(t for t in CONV_TIERS if t.name == tier_name)
+    min_t, max_t = longest_range(tier.seq_lens) if longest else rng.choice(tier.seq_lens)
     kernels = tuple(sorted({rng.choice(KERNEL_DRAWS) for _ in range(rng.choice((1, 2)))}))
     limits = ConvLimits(
         max_batch=rng.choice((1, 2, 3, 4)), min_seq_len=min_t, max_seq_len=max_t,
@@ -122,4 +128,4 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     slow_out = frozenset(b for b in SLOW_BACKENDS if rng.random() < SIT_OUT[True])
     sit_out = CONV_SIT_OUT | slow_out | other_builds_out(rng, slow_unit=not slow_out)
     return UnitPlan(tier=tier.name, limits=limits, examples=min(base_examples, tier.examples or base_examples),
-                    sit_out=sit_out, seconds=UNIT_SECONDS, targeting=targeting)
+                    sit_out=sit_out, seconds=UNIT_SECONDS, targeting=targeting, only=only)

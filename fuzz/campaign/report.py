@@ -375,14 +375,27 @@ def _coverage_section(summary: Summary) -> str:
         cells = "".join(_heat(b, n, most) for b, n in row.items())
         rows.append(f"<tr><th>{html.escape(axis)}</th><td>{cells}</td></tr>")
     tiers = _table([[t, r.get("units", 0), r.get("examples", 0), round(r.get("milliseconds", 0) / 1000, 1),
-                     summary.tier_rates.get(t, 0.0)] for t, r in summary.per_tier.items()],
-                   ["size tier", "units", "cases", "worker seconds", "cases per worker second"])
+                     summary.tier_rates.get(t, 0.0), _case_costs(summary, t, r.get("examples", 0))]
+                    for t, r in summary.per_tier.items()],
+                   ["size tier", "units", "cases", "worker seconds", "cases per worker second",
+                    "ms per case, costliest backends"])
+    arms = _table([[arm, r.get("units", 0), r.get("focused", 0), r.get("examples", 0),
+                    round(r.get("milliseconds", 0) / 1000, 1), r.get("buckets", 0), r.get("findings", 0),
+                    r.get("yield", 0)] for arm, r in summary.per_arm.items()],
+                  ["arm (op, tier, kernel form)", "units", "focused", "cases", "worker seconds", "buckets first",
+                   "new findings", "yield"]) if summary.per_arm else ""
     never = ("<p>Never reached: " + ", ".join(f"<code>{html.escape(m)}</code>" for m in missing) + "</p>"
              if missing else "<p>Every bucket was reached.</p>")
     return (f"<h2>Coverage: {total - len(missing)} of {total} buckets reached</h2>"
             f"<p>Cases per bucket of every axis of the contract and of the interactions where bugs hide "
             f"(each bucket with its count of cases).</p><table>{''.join(rows)}</table>{never}"
-            f"<h3>Where the time went</h3>{tiers}")
+            f"<h3>Where the time went</h3>{tiers}{arms}")
+
+
+def _case_costs(summary: Summary, tier: str, cases: int) -> str:
+    """The three backends whose calls cost most per case of ``tier``, in milliseconds (``tier_backend_ms``)."""
+    costs = sorted(summary.tier_backend_ms.get(tier, {}).items(), key=lambda item: -item[1])[:3]
+    return ", ".join(f"{name} {ms / cases:.1f}" for name, ms in costs) if cases else ""
 
 
 def _database_outages(summary: Summary) -> str:

@@ -17,6 +17,10 @@ import hashlib
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fuzz.campaign.arms import Arm
 
 SHARD_VARIABLE = "LAFUZZ_SHARD"
 """``i/n`` set by hand or from a matrix (GitHub Actions has no variable of its own for a matrix job's place)."""
@@ -127,6 +131,12 @@ class WorkUnit:
     property: str
     number: int
     seed: int
+    arm: Arm | None = None
+    """The arm the campaign steered the unit to (``fuzz.campaign.steering``); None: the unit draws its own."""
+    only: frozenset[str] | None = None
+    """The backends a focused unit runs (``fuzz.campaign.focus.Focus.runs``); None: those its plan draws."""
+    longest: bool = False
+    """A focused unit of a change that shows at long calls: it takes its tier's longest ``T`` range."""
 
     @builtins.property  # the field ``property`` shadows the builtin in this class body
     def key(self) -> str:

@@ -133,6 +133,12 @@ class Summary:
     unit_errors: list[dict[str, str]] = field(default_factory=list)
     """Units that ended in an error before their first case, so with no case to make a finding of: ``unit``,
     ``error`` (its type and first line) and ``traceback``. Each counts as a new finding in the exit status."""
+    tier_backend_ms: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Size tier -> backend -> worker milliseconds in its calls there (with ``per_tier``'s examples: the cost of a
+    case by tier and backend; empty in summaries written before it existed)."""
+    per_arm: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Arm (``fuzz.campaign.arms``; an unsteered unit's tier) -> units, focused units, examples, worker
+    milliseconds, coverage buckets it reached first, new findings and its yield (``fuzz.campaign.schedule``)."""
     matrix: dict[str, Any] = field(default_factory=dict)
     """The documented findings of the corpus judged on each build of the campaign after it ended
     (``fuzz.export.matrix.Matrix.to_json``; empty when not made)."""
@@ -224,7 +230,7 @@ class Summary:
         merged.database_unreachable_s = longest.database_unreachable_s
         merged.near_misses = sorted((m for s in summaries for m in s.near_misses), key=lambda m: -m["ratio"])
         for name in ("backend_calls", "window_calls", "backend_seconds", "backend_compiles", "compile_seconds",
-                     "coverage", "per_property", "per_tier",
+                     "coverage", "per_property", "per_tier", "tier_backend_ms", "per_arm",
                      "ratio_histogram", "known_cases"):
             total: dict[str, Any] = {}
             for s in summaries:

@@ -160,6 +160,30 @@ several times Dawn's own (docs/campaign.md#swarm-shares)."""
 
 WIDE_UNITS = 0.2
 
+LOOP_FORM, CHUNKED_FORM, SPECIALISED_FORM, WIDE_FORM = "loop", "chunked", "specialised", "wide"
+"""The forms of LinearAttention's kernel a unit can be made to run (``plan``'s ``form``): the token loops alone
+(``KERNEL_RUNTIMES``), or the chunked prefill, the specialised pipelines or the wide geometry in place of one
+of them."""
+
+
+def longest_range(seq_lens: tuple[tuple[int, int], ...]) -> tuple[int, int]:
+    """The ``(min T, max T)`` range of a tier that reaches furthest (a steered unit's, where a change shows at long
+    calls: ``fuzz.campaign.focus.Serves.long``)."""
+    return max(seq_lens, key=lambda bounds: (bounds[1], bounds[0]))
+
+
+def form_shares(tier: Tier) -> dict[str, float]:
+    """The forms a unit of ``tier`` may run, each with about the share of the tier's units ``plan`` gives it when
+    it draws the form itself: the chunked prefill at the tier's own share, the specialised pipelines only in the
+    tiers that allow them (they compile per call shape), the wide geometry only where the tier has head sizes whose
+    checkpoint stores it stages."""
+    staged = sum(geometry(d, d, wide=True).staged_stores for d in tier.head_sizes) / len(tier.head_sizes)
+    chunked = CHUNKED_UNITS if tier.chunked_units is None else tier.chunked_units
+    shares = {CHUNKED_FORM: chunked, SPECIALISED_FORM: SPECIALISED_UNITS if tier.specialised else 0.0,
+              WIDE_FORM: WIDE_UNITS * staged}
+    return {LOOP_FORM: 1 - sum(shares.values()), **{form: share for form, share in shares.items() if share}}
+
+
 TARGETING = 0.25
 """The share of units that climb the error/tolerance ratio (Hypothesis's target phase): the hunt for
 near-tolerance cases costs bookkeeping per example that the other units spend on new cases
@@ -247,6 +271,8 @@ class UnitPlan:
     """Wall time after which the unit stops drawing examples (``UNIT_SECONDS`` for a swarm unit)."""
     targeting: bool = True
     """Whether the unit steers towards the worst error/tolerance ratio (``TARGETING`` of swarm units do)."""
+    only: frozenset[str] | None = None
+    """When set, exactly these backends run, whatever ``sit_out`` says (a focused unit: ``fuzz.campaign.focus``)."""
 
     def describe(self) -> str:
         """One line for logs and the report."""
@@ -292,6 +318,8 @@ def _subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
 def sitting_out(plan: UnitPlan, names: tuple[str, ...]) -> frozenset[str]:
     """The backends among ``names`` that ``plan`` leaves out, never every kernel runtime of the campaign
     (the first of them in ``KERNEL_RUNTIMES`` order then runs)."""
+    if plan.only is not None:
+        return frozenset(names) - plan.only
     out = set(plan.sit_out) & set(names)
     runtimes = [r for r in (*KERNEL_RUNTIMES, CHUNKED_RUNTIME, SPECIALISED_RUNTIME, WIDE_RUNTIME) if r in names]
     if runtimes and set(runtimes) <= out:
@@ -315,21 +343,28 @@ def narrowed(limits: Limits, size: int, state: int) -> Limits:
                    max_state_elements=max(state, limits.max_heads * size ** 2))
 
 
-def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan:
+def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: str | None = None,
+         form: str | None = None, only: frozenset[str] | None = None, longest: bool = False) -> UnitPlan:
     """The plan of the unit whose seed is ``seed`` (deterministic); ``base_examples`` for a cheap unit.
 
     ``warming_up`` (the first ``WARM_UP_ROUNDS`` of a campaign) keeps to the small tier: the shader
-    and session caches of a fresh machine then fill on cheap cases first.
+    and session caches of a fresh machine then fill on cheap cases first. A unit the campaign steers
+    (``fuzz.campaign.steering``) is given its tier (``tier_name``), its kernel ``form`` (of ``form_shares``), the
+    backends it runs (``only``: an ORT build among them takes part at its head sizes) and, where the change shows
+    at long calls, the tier's longest ``T`` range (``longest``); the rest is drawn.
     """
     rng = random.Random(seed)
     tier = rng.choices(TIERS, weights=[t.weight for t in TIERS])[0]
     if warming_up:
         tier = TIERS[0]
-    min_t, max_t = rng.choice(tier.seq_lens)
+    if tier_name is not None:
+        tier = next(t for t in TIERS if t.name == tier_name)
+    min_t, max_t = longest_range(tier.seq_lens) if longest else rng.choice(tier.seq_lens)
     state = max(MIN_STATE_ELEMENTS, tier.max_cost // max_t)
     sit_out = frozenset(b for b in SLOW_BACKENDS if rng.random() < SIT_OUT[state * max_t <= CHEAP_COST])
     draws = [rng.choice(tier.head_sizes) for _ in range(rng.choice((1, 2)))]
-    if sit_out != frozenset(SLOW_BACKENDS):  # ORT takes part: one of its sizes in the pool, for its cases
+    ort = sit_out != frozenset(SLOW_BACKENDS) if only is None else bool(only & set(ORT_BUILDS))
+    if ort:  # ORT takes part: one of its sizes in the pool, for its cases
         draws[0] = random.Random(seed ^ ORT_SIZE_STREAM).choice(ORT_HEAD_SIZES[tier.name])
     sizes = tuple(sorted(set(draws)))
     layout = head_layout(rng, max(1, min(tier.max_heads, state // max(sizes) ** 2)))
@@ -346,14 +381,17 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False) -> UnitPlan
     if rng.random() >= BOTH_RUNTIMES:
         sit_out |= {rng.choice(KERNEL_RUNTIMES)}
     native = rng.random()  # which form of wgpu-native's kernel the unit runs: chunked, specialised or generic
-    chunked = CHUNKED_UNITS if tier.chunked_units is None else tier.chunked_units
-    sit_out |= {KERNEL_RUNTIMES[0] if native < chunked else CHUNKED_RUNTIME}
-    specialised = tier.specialised and chunked <= native < chunked + SPECIALISED_UNITS
+    chunked_share = CHUNKED_UNITS if tier.chunked_units is None else tier.chunked_units
+    chunked = native < chunked_share if form is None else form == CHUNKED_FORM
+    sit_out |= {KERNEL_RUNTIMES[0] if chunked else CHUNKED_RUNTIME}
+    specialised = (tier.specialised and chunked_share <= native < chunked_share + SPECIALISED_UNITS
+                   if form is None else form == SPECIALISED_FORM)
     sit_out |= {KERNEL_RUNTIMES[0] if specialised else SPECIALISED_RUNTIME}
-    if native < chunked or specialised:
+    if chunked or specialised:
         limits = narrowed(limits, draws[0], state)
     staged = any(geometry(d, d, wide=True).staged_stores for d in limits.head_dim_pool)
-    sit_out |= {KERNEL_RUNTIMES[1] if staged and rng.random() < WIDE_UNITS else WIDE_RUNTIME}
+    wide = staged and rng.random() < WIDE_UNITS if form is None else form == WIDE_FORM
+    sit_out |= {KERNEL_RUNTIMES[1] if wide else WIDE_RUNTIME}
     sit_out |= other_builds_out(rng, slow_unit=SLOW_BACKENDS[0] not in sit_out)
     return UnitPlan(tier=tier.name, limits=limits, examples=min(base_examples, tier.examples or base_examples),
-                    sit_out=sit_out, seconds=tier.seconds or UNIT_SECONDS, targeting=targeting)
+                    sit_out=sit_out, seconds=tier.seconds or UNIT_SECONDS, targeting=targeting, only=only)

@@ -59,17 +59,22 @@ def plan_for(limits: str, unit: WorkUnit, examples: int, ops: Sequence[str] = (L
     """What ``unit`` draws from under ``--limits limits``: the op it tests, among ``ops`` (those its property
     applies to, or the property's own where it applies to none of them; by the unit's seed in a swarm,
     ``conv_swarm.unit_op``, else in turn by the unit's number), and its own swarm plan of that op or the op's
-    fixed slice."""
+    fixed slice. A unit the campaign steered (``WorkUnit.arm``, ``WorkUnit.only``) takes the op, tier and kernel
+    form of its arm, runs the backends it names and, if it says so, its tier's longest ``T`` range."""
     prop = resolve_property(unit.property)
     candidates = tuple(op for op in ops if prop.applies_to(op)) or prop.ops or (LINEAR_ATTENTION.name,)
     warming_up = unit.number < swarm.WARM_UP_ROUNDS
+    arm, only = unit.arm, unit.only  # a unit the campaign steered: its op, tier and form are given
     if limits == SWARM:
-        op = conv_swarm.unit_op(unit.seed, candidates)
+        op = arm.op if arm else conv_swarm.unit_op(unit.seed, candidates)
+        tier = arm.tier if arm else None
         if op == CAUSAL_CONV.name:
-            return conv_swarm.plan(unit.seed, examples, warming_up=warming_up)
-        return swarm.plan(unit.seed, examples, warming_up=warming_up)
-    op = candidates[unit.number % len(candidates)]
-    return UnitPlan(tier=limits, limits=for_op(op).preset(limits), examples=examples)
+            return conv_swarm.plan(unit.seed, examples, warming_up=warming_up, tier_name=tier, only=only,
+                                   longest=unit.longest)
+        return swarm.plan(unit.seed, examples, warming_up=warming_up, tier_name=tier,
+                          form=arm.form if arm else None, only=only, longest=unit.longest)
+    op = arm.op if arm else candidates[unit.number % len(candidates)]
+    return UnitPlan(tier=limits, limits=for_op(op).preset(limits), examples=examples, only=only)
 
 
 def errors_kept(run: Callable[..., UnitResult]) -> Callable[..., UnitResult]:
@@ -185,7 +190,7 @@ class Worker:
         started = time.monotonic()
         # invalid input is refused before any work: every backend checks it, however slow on valid cases
         invalid = resolve_property(unit.property).invalid_input
-        sit_out = frozenset() if invalid else swarm.sitting_out(plan, self.names)
+        sit_out = frozenset() if invalid and plan.only is None else swarm.sitting_out(plan, self.names)
         result = errors_kept(run_unit)(
             unit,
             [b for b in self.usable(unit.property) if b.name not in sit_out],
