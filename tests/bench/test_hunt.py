@@ -19,7 +19,7 @@ from fuzz.bench.hunt.catalogue import Bug, CatalogueError, Edit, load, select
 from fuzz.bench.hunt.checking import check_bugs
 from fuzz.bench.hunt.hunting import HuntResult, hunt
 from fuzz.bench.hunt.targeted import FAILS, PASSES, build_case
-from fuzz.bench.hunt.tree import copy_tree, planted_copy, root_of_tree
+from fuzz.bench.hunt.tree import copy_tree, environment, planted_copy, root_of_tree
 from fuzz.engine.properties import PROPERTIES
 
 ROOT = root_of_tree()
@@ -100,6 +100,14 @@ def test_a_bug_is_planted_and_unplanted_in_a_copy_only(tmp_path: Path) -> None:
     with planted_copy(bug, ROOT, tmp_path) as root:
         assert bug.edit.replace in (root / bug.edit.file).read_text()
     assert not root.exists()
+
+
+def test_the_copy_comes_first_on_the_path_with_what_was_there_kept(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", "/opt/site")
+    assert environment(tmp_path)["PYTHONPATH"].split(":") == [str(tmp_path), "/opt/site"]
+    monkeypatch.delenv("PYTHONPATH")
+    assert environment(tmp_path)["PYTHONPATH"] == str(tmp_path)
 
 
 FAKE_CAMPAIGN = """

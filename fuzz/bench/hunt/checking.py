@@ -8,7 +8,6 @@ cwd and ``PYTHONPATH`` the tree it checks, so the kernels, oracles and engine it
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from fuzz.bench.hunt.catalogue import Bug
 from fuzz.bench.hunt.targeted import FAILS, PASSES
-from fuzz.bench.hunt.tree import planted_copy
+from fuzz.bench.hunt.tree import environment, planted_copy
 
 CHECK_TIMEOUT_S = 600.0
 """The longest one checking process may run (cold compiles of large heads on lavapipe take a minute or two)."""
@@ -53,7 +52,7 @@ class BugCheck:
 
 def run_cases(root: Path, ids: Sequence[str]) -> dict[str, CaseRun]:
     """The verdicts of the named bugs' targeted cases in the tree at ``root`` (one process)."""
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = environment(root)
     try:
         done = subprocess.run([sys.executable, "-m", "fuzz.bench.hunt.targeted", ",".join(ids)], cwd=root, env=env,
                               capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, check=False)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fuzz.bench.hunt.catalogue import Bug
+from fuzz.bench.hunt.tree import environment
 
 NEW_FINDING = "[lafuzz] new finding:"
 """The campaign's progress note of a new finding (``fuzz.campaign.campaign.Campaign._record``)."""
@@ -87,7 +88,7 @@ def hunt(bug: Bug, root: Path, out: Path, *, budget_s: float, seed: int, extra: 
     """Run the campaign in the planted tree at ``root`` against ``bug``, writing under ``out`` (``campaign.log``
     and the campaign's own output); ``cache_dir``: an empty shader cache for this run (else the user's)."""
     out.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = environment(root)
     if cache_dir is not None:
         env["LAFUZZ_CACHE_DIR"] = str(cache_dir)
         env.pop("MESA_SHADER_CACHE_DIR", None)

@@ -1,6 +1,6 @@
 """A copy of the tree for one planted bug: only what a campaign needs, every backend still available.
 
-The copy holds ``oracles/``, ``kernels/``, ``fuzz/``, ``corpus/``, ``envs/``, ``scripts/`` (which marks a checkout,
+The copy holds ``oracles/``, ``kernels/``, ``fuzz/``, ``corpus/``, ``scripts/`` (which marks a checkout,
 whose own ``ortjs/`` and environments lafuzz looks in first) and ``pyproject.toml``, the small files of ``ortjs/``
 with a link to its ``node_modules``, and links to the ``.venv-ort-webgpu-*`` environments, so that the campaign
 run there (cwd and ``PYTHONPATH`` the copy) imports the copy's code and finds the Node, browser and
@@ -9,6 +9,7 @@ older-release backends of the original. A bug is planted in the copy only; the o
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +18,7 @@ from tempfile import TemporaryDirectory
 
 from fuzz.bench.hunt.catalogue import Bug
 
-COPIED = ("oracles", "kernels", "fuzz", "corpus", "envs", "scripts", "pyproject.toml")
+COPIED = ("oracles", "kernels", "fuzz", "corpus", "scripts", "pyproject.toml")
 """What a campaign imports or reads, copied."""
 
 LINKED_GLOBS = (".venv-ort-webgpu-*",)
@@ -54,6 +55,14 @@ def copy_tree(source: Path, destination: Path) -> Path:
         for env in source.glob(pattern):
             (destination / env.name).symlink_to(env.resolve())
     return destination
+
+
+def environment(root: Path) -> dict[str, str]:
+    """This process's environment for a command run in the tree at ``root``: ``root`` first on ``PYTHONPATH``, so
+    its code is what is imported, with the entries already there kept behind it (packages installed outside a
+    virtual environment, as on a GPU machine)."""
+    path = os.environ.get("PYTHONPATH", "")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), *([path] if path else [])])}
 
 
 @contextmanager
