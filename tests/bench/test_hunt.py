@@ -148,6 +148,22 @@ def test_a_hunt_times_the_first_new_finding_and_stops_the_campaign(fake_campaign
     assert "new finding" in (tmp_path / "out" / "campaign.log").read_text()
 
 
+def test_a_run_cut_short_keeps_the_rows_of_the_bugs_already_hunted(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = BUGS[0], BUGS[1]
+
+    def hunt_one(bug: Bug, *args: object) -> HuntResult:
+        if bug.id == second.id:
+            raise KeyboardInterrupt
+        return HuntResult(bug.id, bug.op, bug.component, found=True, seconds=3.0)
+
+    monkeypatch.setattr(cli, "_hunt_one", hunt_one)
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(["--bugs", f"{first.id},{second.id}", "--out", str(tmp_path)])
+    kept = results.read_json(tmp_path / "hunt.json")
+    assert [r.id for r in kept.results] == [first.id] and first.id in (tmp_path / "hunt.md").read_text()
+
+
 def _run(found: Sequence[float | None]) -> results.HuntRun:
     run = results.HuntRun(budget_s=90.0, seed=1, cache="warm", campaign_args=["--jobs", "2"], commit="abc",
                           host="h", started="2026-12-06T00:00:00+00:00")

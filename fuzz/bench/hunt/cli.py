@@ -13,12 +13,13 @@ import random
 import subprocess
 import sys
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
+from fuzz import atomic
 from fuzz.bench.hunt import checking, results
 from fuzz.bench.hunt.catalogue import CATALOGUE, Bug, CatalogueError, load, select
 from fuzz.bench.hunt.hunting import HuntResult, hunt
@@ -78,10 +79,13 @@ def _run(bugs: Sequence[Bug], args: argparse.Namespace, extra: Sequence[str], so
                           campaign_args=list(extra), commit=_commit(source), host=platform.node(),
                           started=datetime.now(UTC).isoformat(timespec="seconds"))
     print(f"[hunt] {len(bugs)} bug(s), {args.time:g} s each, seed {args.seed}, shader cache {run.cache}", flush=True)
+    order = {bug.id: number for number, bug in enumerate(bugs)}
     with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
-        run.results = list(pool.map(lambda bug: _hunt_one(bug, args, extra, source, out), bugs))
-    results.write_json(run, out / "hunt.json")
-    (out / "hunt.md").write_text(results.markdown(run))
+        hunts = [pool.submit(_hunt_one, bug, args, extra, source, out) for bug in bugs]
+        for done in as_completed(hunts):  # the table so far after every bug: an interrupted run keeps its rows
+            run.results = sorted([*run.results, done.result()], key=lambda result: order[result.id])
+            results.write_json(run, out / "hunt.json")
+            atomic.write_text(out / "hunt.md", results.markdown(run))
     other = results.read_json(Path(args.compare)) if args.compare else None
     results.plot(run, out / "hunt.png", other, (str(out), str(args.compare)))
     print(f"[hunt] {run.summary_line()}; table {out / 'hunt.md'}, plot {out / 'hunt.png'}", flush=True)

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fuzz import atomic
 from fuzz.bench.hunt.hunting import HuntResult
 
 
@@ -55,7 +56,7 @@ class HuntRun:
 
 
 def write_json(run: HuntRun, path: Path) -> None:
-    path.write_text(json.dumps(run.to_json(), indent=1) + "\n")
+    atomic.write_text(path, json.dumps(run.to_json(), indent=1) + "\n")
 
 
 def read_json(path: Path) -> HuntRun:
