@@ -317,11 +317,16 @@ def _subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
 
 def sitting_out(plan: UnitPlan, names: tuple[str, ...]) -> frozenset[str]:
     """The backends among ``names`` that ``plan`` leaves out, never every kernel runtime of the campaign
-    (the first of them in ``KERNEL_RUNTIMES`` order then runs)."""
+    (the first of them in ``KERNEL_RUNTIMES`` order then runs). A steered unit (``only``) runs its backends alone,
+    and of the kernel's forms among them the ones its plan drew, as any unit: each form compiles pipelines of its
+    own, which on a software adapter cost more than the unit's cases."""
+    forms = (*KERNEL_RUNTIMES, CHUNKED_RUNTIME, SPECIALISED_RUNTIME, WIDE_RUNTIME)
     if plan.only is not None:
-        return frozenset(names) - plan.only
-    out = set(plan.sit_out) & set(names)
-    runtimes = [r for r in (*KERNEL_RUNTIMES, CHUNKED_RUNTIME, SPECIALISED_RUNTIME, WIDE_RUNTIME) if r in names]
+        out = (set(names) - plan.only) | (set(plan.sit_out) & set(forms) & set(names))
+        runtimes = [r for r in forms if r in names and r in plan.only]
+    else:
+        out = set(plan.sit_out) & set(names)
+        runtimes = [r for r in forms if r in names]
     if runtimes and set(runtimes) <= out:
         out.discard(runtimes[0])
     return frozenset(out)

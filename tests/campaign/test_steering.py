@@ -161,3 +161,20 @@ def test_a_campaign_focused_on_the_conv_kernel_runs_it_in_most_units(tmp_path: P
     assert sum(row["focused"] for row in arms.values()) >= 0.6 * units
     assert summary["backend_calls"]["wgpu-conv"] > summary["backend_calls"]["ort-cpu"]
     assert any(row.get("wgpu-conv") for row in summary["tier_backend_ms"].values())
+
+
+@pytest.mark.parametrize("form", [swarm.LOOP_FORM, swarm.CHUNKED_FORM, swarm.SPECIALISED_FORM, swarm.WIDE_FORM])
+def test_a_unit_focused_on_every_kernel_form_runs_its_arms_form_only(form: str) -> None:
+    forms = {swarm.CHUNKED_FORM: swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_FORM: swarm.SPECIALISED_RUNTIME,
+             swarm.WIDE_FORM: swarm.WIDE_RUNTIME}
+    kernels = (*swarm.KERNEL_RUNTIMES, *forms.values())
+    names = ("oracle", *kernels, "ort-cpu")
+    for seed in range(20):
+        tier = swarm.TIERS[2].name if form == swarm.WIDE_FORM else swarm.TIERS[0].name
+        unit = WorkUnit("backends-agree", 5, seed, arm=Arm(LA, tier, form), only=frozenset({"oracle", *kernels}))
+        running = set(names) - swarm.sitting_out(plan_for("swarm", unit, 50, (LA, CONV)), names)
+        assert "ort-cpu" not in running and "oracle" in running
+        if form == swarm.LOOP_FORM:
+            assert running & set(swarm.KERNEL_RUNTIMES) and not running & set(forms.values())
+        else:  # its form, with at most the other runtime's token loop beside it (as an unfocused unit of the form)
+            assert forms[form] in running and not running & (set(forms.values()) - {forms[form]})
