@@ -292,6 +292,11 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
+INVERSE_GROUPS = 0.5
+"""The share of inverse-GQA layouts kept to two or more query heads, each repeated over a group of kv heads: with
+one query head every kv head reads the same one, and a group mapped wrongly goes unseen."""
+
+
 def head_layout(rng: random.Random, max_heads: int) -> tuple[int, int, int]:
     """``(H_q, H_kv, n_k)``: MHA, GQA or inverse GQA with ratios up to 8, ``n_k`` a divisor of ``H_kv``."""
     allowed = [h for h in KV_HEADS if h <= max_heads]
@@ -299,6 +304,8 @@ def head_layout(rng: random.Random, max_heads: int) -> tuple[int, int, int]:
     direction = rng.choice(("mha", "gqa", "gqa", "inverse"))
     ratios = [r for r in GQA_RATIOS if kv_heads * r <= max_heads] if direction == "gqa" else \
         [r for r in GQA_RATIOS if kv_heads % r == 0] if direction == "inverse" else []
+    if direction == "inverse" and rng.random() < INVERSE_GROUPS:
+        ratios = [r for r in ratios if kv_heads // r >= 2] or ratios
     ratio = (ratios[-1] if rng.random() < 0.3 else rng.choice(ratios)) if ratios else 1
     q_heads = kv_heads * ratio if direction == "gqa" else kv_heads // ratio
     divisors = _divisors(kv_heads)

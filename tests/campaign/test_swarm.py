@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 from fuzz.campaign import swarm
@@ -200,3 +201,10 @@ def test_only_a_campaigns_first_worker_shrinks_a_documented_crash():
     assert {"ort-webgpu-kv-heads-zero", "ort-webgpu-empty-sequence"} <= later
     assert "ort-webgpu-shared-beta" not in later and "ort-webgpu-unvalidated-shapes" not in later
     assert preshrunk(names) == set()
+
+
+def test_inverse_gqa_often_keeps_two_or_more_query_heads() -> None:
+    layouts = [swarm.head_layout(random.Random(seed), 8) for seed in range(4000)]
+    inverse = [(q, kv) for q, kv, _ in layouts if kv > q]
+    grouped = sum(q >= 2 for q, _ in inverse)
+    assert grouped / len(layouts) > 0.09, "a query head repeated over a group of kv heads is drawn too rarely"
