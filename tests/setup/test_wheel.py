@@ -165,5 +165,7 @@ def test_the_installed_wheel_runs_backends_and_a_campaign_outside_the_checkout(t
     assert summary["checked_examples"] > 0 and summary["exit_status"] == campaign.returncode
 
     said += all_said + campaign.stdout + campaign.stderr
+    for dependencies in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}:
+        said = said.replace(dependencies, "<the dependencies' site-packages>")  # lent to the venv, as the guard allows
     assert str(ROOT) not in said, said
     assert not log.exists() or log.read_text() == "", log.read_text()
