@@ -40,10 +40,10 @@ PARTNERS: Mapping[str, tuple[str, ...]] = {"wgpu-conv": ("wgpu",), "wgpu-conv-da
 """Backends a focused backend needs beside it: the hybrid block pairs a conv kernel with LinearAttention's
 kernel on the same device (``fuzz.engine.hybrid_block.block_pairs``)."""
 
-IMPLEMENTATION_ROOTS = ("kernels", "oracles", "fuzz/backends", "ortjs")
+IMPLEMENTATION_ROOTS = ("kernels", "oracles", "fuzz/backends")
 """Where the implementation under test lives (relative to the checkout): the files ``SERVES`` must map and
-the hash memory records (ORT's JavaScript runner at the top, or inside the backends where a packaged suite
-keeps it)."""
+the hash memory records. ORT's JavaScript runner is among the backends; a checkout's top-level ``ortjs/`` only
+holds what ``lafuzz setup`` installs there (the npm packages and copies of their lock), so it is no one's source."""
 
 LEFT_OUT = ("__pycache__", "node_modules")
 """Folders under the roots that are no one's source: caches, and ORT Web's installed packages."""
@@ -95,12 +95,12 @@ SERVES: tuple[tuple[tuple[str, ...], Serves], ...] = (
     (("fuzz/backends/ort_webgpu.py",), Serves(("ort-webgpu",))),
     (("fuzz/backends/ort_webgpu_builtin.py", "fuzz/backends/ort-webgpu-*.txt"), Serves(("ort-webgpu-builtin",))),
     (("fuzz/backends/ort_node.py",), Serves(("ort-node", "ort-web"))),
-    (("fuzz/backends/ort_web.py", "ortjs/page/*", "fuzz/backends/ortjs/page/*"), Serves(("ort-web",))),
+    (("fuzz/backends/ort_web.py", "fuzz/backends/ortjs/page/*"), Serves(("ort-web",))),
     (("fuzz/backends/ort_remote.py", "fuzz/backends/ort_worker.py"), Serves(ORT_REMOTE)),
     (("fuzz/backends/ort_session.py", "fuzz/backends/onnx_model.py"), Serves(ORT)),
     (("fuzz/backends/isolation.py",), Serves(ORT, (), ("error-parity",))),
     (("fuzz/backends/onnx_reference.py",), Serves(("onnx-reference",))),
-    (("ortjs/*", "fuzz/backends/ortjs/*"), Serves(("ort-node", "ort-web"))),
+    (("fuzz/backends/ortjs/*",), Serves(("ort-node", "ort-web"))),
     (("fuzz/backends/oracle.py", "fuzz/backends/base.py", "fuzz/backends/registry.py", "fuzz/backends/__init__.py"),
      EVERYTHING),
 )

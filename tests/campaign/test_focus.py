@@ -144,6 +144,17 @@ def test_the_corpus_remembers_the_implementation(tmp_path: Path) -> None:
         memory.recorded(corpus)
 
 
+def test_what_set_up_installs_in_a_checkout_is_not_the_implementation(tmp_path: Path) -> None:
+    """``lafuzz setup`` puts the npm packages and copies of their lock in a checkout's ``ortjs/``: a fresh clone, set
+    up, has changed nothing the campaign tests."""
+    _tree(tmp_path)
+    before = memory.hashes(tmp_path)
+    for name in ("package.json", "package-lock.json", ".npmrc", "node_modules/onnxruntime-web/package.json"):
+        (tmp_path / "ortjs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "ortjs" / name).write_text("{}")
+    assert memory.changed(before, memory.hashes(tmp_path)) == []
+
+
 def _campaign(tmp_path: Path, corpus: Path, *more: str) -> int:
     return main(["campaign", "--examples", "2", "--examples-per-unit", "1", "-j", "1", "--seed", "5", "--backends",
                  "oracle", "--out", str(tmp_path / "out"), "--corpus", str(corpus), *more])
