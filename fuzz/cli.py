@@ -356,7 +356,8 @@ def _cmd_campaign(args: argparse.Namespace) -> int:
                       for name, path in (("report", out / REPORT), ("summary", out / SUMMARY)))
     disk = f"; the disk filled up: {len(campaign.not_saved)} thing(s) not saved" if campaign.not_saved else ""
     print(f"{new} new and {len(summary.findings) - new} known finding(s) in {summary.checked_examples} "
-          f"checked cases ({summary.cases_per_second}/s, peak {summary.peak_rss_mib} MiB, "
+          f"checked examples, {summary.checked_cases} cases ({summary.cases_per_second} examples/s, "
+          f"peak {summary.peak_rss_mib} MiB, "
           f"exit {summary.exit_status}{disk}{_unchecked(summary)}); {where}, corpus: {out / 'corpus'}")
     return summary.exit_status
 

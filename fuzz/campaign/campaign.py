@@ -148,6 +148,7 @@ class Campaign:
         self.progress = progress or Progress()
         self.corpus_dir = config.out / "corpus"
         self.results_examples = 0
+        self.results_cases = 0
         self.units = 0
         self.stopped_units = 0
         self.abandoned_units = 0
@@ -326,6 +327,7 @@ class Campaign:
         self.units += 1
         self.stopped_units += result.stopped
         self.results_examples += result.examples
+        self.results_cases += result.cases
         self.tiers.setdefault(result.tier, Counter()).update(units=1, examples=result.examples,
                                                              milliseconds=round(result.seconds * 1000))
         self.tier_backend_ms.setdefault(result.tier, Counter()).update(
@@ -620,6 +622,7 @@ class Campaign:
             units_lost=self.lost_units,
             examples=self.progress.examples,
             checked_examples=self.results_examples,
+            checked_cases=self.results_cases,
             cases_per_second=round(self.results_examples / elapsed, 1) if elapsed else 0.0,
             backend_calls=dict(self.backend_calls),
             window_calls=dict(self.window_calls),

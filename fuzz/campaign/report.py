@@ -425,7 +425,7 @@ def render_html(summary: Summary) -> str:
             ["elapsed", f"{summary.elapsed_s} s{' (interrupted)' if summary.interrupted else ''}"],
             ["seed, shard, jobs", f"{config['seed']}, {config['shard']}, {config['jobs']}"],
             ["budget", f"{budget}, {config['examples_per_unit']} examples per unit, limits {config['limits']}"],
-            ["cases checked", f"{summary.checked_examples} in {summary.units} units "
+            ["cases checked", f"{summary.checked_cases} in {summary.checked_examples} examples, {summary.units} units "
              f"({summary.units_stopped_early} stopped at the budget, {summary.units_abandoned} abandoned, "
              f"{summary.units_lost} lost with a worker that died)"],
             ["cases covered by known issues", ", ".join(f"{k}: {v}" for k, v in summary.known_cases.items())

@@ -81,6 +81,9 @@ class Summary:
     cases_per_second: float
     backend_calls: dict[str, int]
     peak_rss_mib: float
+    checked_cases: int = field(default=0, kw_only=True)
+    """The cases those examples checked (a packed example checks several: ``fuzz.model.pack``); 0 in summaries
+    written before packing."""
     rss_samples: list[list[float]] = field(default_factory=list, kw_only=True)
     """``[seconds, MiB]`` of the campaign's memory over time (empty where a kept summary left them out)."""
     coverage: dict[str, dict[str, int]]
@@ -210,7 +213,8 @@ class Summary:
         merged.peak_rss_mib = max(s.peak_rss_mib for s in summaries)
         merged.rss_samples = max((s.rss_samples for s in summaries), key=len)
         merged.cases_per_second = round(sum(s.cases_per_second for s in summaries), 1)
-        for name in ("units", "examples", "units_stopped_early", "units_abandoned", "units_lost", "checked_examples"):
+        for name in ("units", "examples", "units_stopped_early", "units_abandoned", "units_lost", "checked_examples",
+                     "checked_cases"):
             setattr(merged, name, sum(getattr(s, name) for s in summaries))
         merged.error_ratios, merged.error_cases, merged.first_seen = {}, {}, {}
         for s in summaries:

@@ -57,6 +57,7 @@ from fuzz.engine.properties import CheckResult, resolve_property
 from fuzz.findings import Finding, Kind, PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
+from fuzz.model.pack import slices
 from kernels.resident import ResidentKernel
 
 ENDS_THE_PROCESS = (Kind.CRASH, Kind.TIMEOUT)
@@ -143,6 +144,8 @@ class UnitResult:
 
     unit: WorkUnit
     examples: int = 0
+    cases: int = 0
+    """The cases those examples checked: a packed example checks each of its slices (``fuzz.model.pack``)."""
     checked: int = 0
     """Examples that compared something (0 means the unit was vacuous for these backends)."""
     backend_calls: dict[str, int] = field(default_factory=dict)
@@ -378,6 +381,7 @@ class UnitBody:
         for label in labels:
             event(label)
         result.examples += 1
+        result.cases += slices(case)
         result.coverage.update(labels)
         self.on_example()
         checked = self.check(case)

@@ -132,6 +132,7 @@ def test_real_backends_short_campaign(tmp_path):
     config.backends, config.unavailable = found.usable, found.missing
     summary = run_campaign(config, Progress(interval=60), backend_info=found.described)
     assert summary.checked_examples >= 2 and summary.units == 2
+    assert summary.checked_cases > summary.checked_examples, "packed examples check several cases each"
     assert set(summary.backends) == set(config.backends)
     for name, calls in summary.backend_calls.items():
         assert 0 <= summary.window_calls[name] <= calls, (name, summary.window_calls)
