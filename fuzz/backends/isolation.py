@@ -6,7 +6,9 @@ a driver) or hang it. ``IsolatedBackend(spec)`` (what ``create(spec, isolate=Tru
 cases go over a pipe, results come back.
 The parent enforces a deadline per case, sees the worker die (signal or exit code), reports it as
 ``Crashed`` or ``TimedOut`` with the signal, exit code, elapsed time and the case summary, starts a
-fresh worker for the next case, and goes on.
+fresh worker for the next case, and goes on. Device-resident chains (``run_chain``) go the same way, and the
+worker's backend's compile count comes back with every answer. A worker may be given environment variables
+of its own (a backend bound to a driver its loader must see alone: ``fuzz.backends.wgpu_swiftshader``).
 
 Workers are fresh interpreters (``python -c`` running ``worker_main``), never forks: the parent may already
 hold GPU devices and threads of native libraries, and, unlike ``multiprocessing``'s spawn, a fresh
@@ -24,8 +26,9 @@ import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +36,7 @@ from fuzz.backends.base import (
     Backend,
     BackendError,
     Capabilities,
+    ChainCall,
     Crashed,
     Lost,
     Outcome,
@@ -43,6 +47,9 @@ from fuzz.backends.base import (
 )
 from fuzz.backends.registry import backend_class
 from fuzz.model.case import Case
+
+if TYPE_CHECKING:
+    from fuzz.model.chain import Chain
 
 WORKER_COMMAND = "from fuzz.backends.isolation import worker_main; worker_main()"
 """What a worker interpreter runs (``python -c``)."""
@@ -71,7 +78,7 @@ def _serve(conn: _Channel) -> None:
     target, options = conn.recv()
     try:
         backend = backend_class(target)(**options)
-        conn.send(("ready", (backend.name, backend.capabilities())))
+        conn.send(("ready", (backend.name, backend.capabilities(), backend.pipelines_compiled)))
     except Unavailable as err:  # sent whole: its type (e.g. ``NoSuchDevice``, a usage error) matters
         conn.send(("unavailable", err))
         return
@@ -82,10 +89,12 @@ def _serve(conn: _Channel) -> None:
             break
         if message[0] == "close":
             break
-        case = message[1]
         try:
-            output, state = backend.run(case)
-            conn.send(("ok", np.asarray(output), np.asarray(state)))
+            if message[0] == "chain":
+                conn.send(("ok", backend.run_chain(message[1], message[2]), backend.pipelines_compiled))
+            else:
+                output, state = backend.run(message[1])
+                conn.send(("ok", (np.asarray(output), np.asarray(state)), backend.pipelines_compiled))
         except BackendError as err:
             conn.send(("error", err.outcome.value, err.message))
         except Exception as err:
@@ -132,12 +141,17 @@ class IsolatedBackend(Backend):
     """A backend whose runs happen in a worker process; same name, capabilities and outcomes."""
 
     def __init__(self, target: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 start_timeout_s: float = START_TIMEOUT_S, **options: Any) -> None:
+                 start_timeout_s: float = START_TIMEOUT_S, environment: Mapping[str, str] | None = None,
+                 **options: Any) -> None:
+        """``environment``: variables set in the worker's environment over this process's (e.g. which Vulkan
+        drivers its loader sees); ``options`` go to the backend's constructor in the worker."""
         self.spec = target
         self.name = target
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s
+        self._environment = dict(environment or {})
         self._options = options
+        self._compiled: int | None = None
         self._process: Any = None
         self._conn: Any = None
         self.restarts = 0
@@ -146,7 +160,7 @@ class IsolatedBackend(Backend):
 
     def _start(self) -> Capabilities:
         """Start a worker and wait for its backend; raises ``Unavailable`` as the backend would."""
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        env = {**os.environ, **self._environment, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         # a session of its own: a Ctrl-C at the terminal reaches the campaign, which stops its
         # workers itself, and never kills this one mid-case (which would read as a crash)
         process = subprocess.Popen(
@@ -169,7 +183,7 @@ class IsolatedBackend(Backend):
         if kind == "unavailable":
             self._stop(kill=False)
             raise payload
-        self.name, capabilities = payload
+        self.name, capabilities, self._compiled = payload
         return capabilities
 
     def _stop(self, *, kill: bool) -> str:
@@ -193,6 +207,21 @@ class IsolatedBackend(Backend):
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         """Run ``case`` in the worker; ``Crashed``/``TimedOut`` if it dies or hangs (then restart)."""
+        output, state = self._ask(("run", case), case)
+        return output, state
+
+    def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
+        """The backend's device-resident chain, in the worker, with ``run``'s outcomes."""
+        calls: list[ChainCall] = self._ask(("chain", case, chain), case)
+        return calls
+
+    @property
+    def pipelines_compiled(self) -> int | None:
+        """What the backend in the worker said after its last answer (a fresh worker counts from 0 again)."""
+        return self._compiled
+
+    def _ask(self, message: tuple[Any, ...], case: Case) -> Any:
+        """Send one request about ``case`` and return the worker's answer, or raise its outcome."""
         if self._process is None:
             self.restarts += 1
             try:
@@ -202,7 +231,7 @@ class IsolatedBackend(Backend):
         pid = self._process.pid
         started = time.monotonic()
         try:
-            self._conn.send(("run", case))
+            self._conn.send(message)
             answered = self._conn.poll(self.timeout_s)
             reply = self._conn.recv() if answered else None
         except (EOFError, BrokenPipeError, ConnectionResetError):
@@ -218,7 +247,8 @@ class IsolatedBackend(Backend):
             )
         kind = reply[0]
         if kind == "ok":
-            return reply[1], reply[2]
+            self._compiled = reply[2]
+            return reply[1]
         if kind == "error":
             raise _ERRORS[reply[1]](self.name, reply[2])
         raise WorkerError(f"{self.name} (in worker {pid}) raised {reply[1]}\n{reply[2]}")

@@ -48,11 +48,16 @@ class KernelBackend(Backend):
         """On ``adapter`` (a name or number, ``kernels.device.select_adapter``), or by default on the
         adapter the command line chose (``fuzz.backends.device_choice``)."""
         try:
-            self.adapters, chosen = chosen_adapter(self.webgpu, self.name)
+            self.adapters, chosen = self.choose_adapter()
             self.adapter = adapter if adapter is not None else chosen
             self.kernel: ResidentKernel = self.make_kernel(get_device(self.webgpu, self.adapter).software)
         except DeviceUnavailable as err:
             raise Unavailable(f"{self.name}: {err}") from err
+
+    def choose_adapter(self) -> tuple[list[str], str | int | None]:
+        """The adapters it could run on, in words, and its choice among them (``chosen_adapter``: the command
+        line's); a backend bound to one platform overrides it."""
+        return chosen_adapter(self.webgpu, self.name)
 
     @abstractmethod
     def make_kernel(self, software: bool) -> ResidentKernel:

@@ -31,6 +31,8 @@ REGISTRY: dict[str, str] = {
     "wgpu-specialised": "fuzz.backends.wgpu_kernel:WgpuSpecialisedBackend",
     "wgpu-conv": "fuzz.backends.wgpu_conv:WgpuConvBackend",
     "wgpu-conv-dawn": "fuzz.backends.wgpu_conv:WgpuConvDawnBackend",
+    "wgpu-swiftshader": "fuzz.backends.wgpu_swiftshader:WgpuSwiftShaderBackend",
+    "wgpu-conv-swiftshader": "fuzz.backends.wgpu_swiftshader:WgpuConvSwiftShaderBackend",
 }
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""
 

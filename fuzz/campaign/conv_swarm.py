@@ -13,9 +13,10 @@ contract (``plan``), as LinearAttention's units do (``fuzz.campaign.swarm``: swa
   kernel sizes (4, the models' size, most often), the largest dilation, which activations, dtypes and
   whether a bias is drawn;
 - whether the WebGPU builds of ORT take part: by the shares of a cheap LinearAttention unit (``SIT_OUT``,
-  ``OTHER_BUILDS``), since each compiles a shader per variant of the conv's attributes on a software adapter.
+  ``OTHER_BUILDS``), since each compiles a shader per variant of the conv's attributes on a software adapter;
+- whether the conv kernel on other platforms than lavapipe takes part (``CONV_PLATFORMS``: SwiftShader).
 
-The conv kernel's backends on both WebGPU implementations take part in every conv unit. Of LinearAttention's
+The conv kernel's backends on both WebGPU implementations on lavapipe take part in every conv unit. Of LinearAttention's
 kernel, which takes part only in the hybrid block (the convolution's output through LinearAttention), a conv
 unit runs the default forms on both implementations and leaves out the variants a software adapter runs in
 its place (``CONV_SIT_OUT``).
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 
 from fuzz.campaign.swarm import (
     CHUNKED_RUNTIME,
+    CONV_PLATFORMS,
     FEW_CHUNKS,
     HUNDREDS_OF_CHUNKS,
     SIT_OUT,
@@ -40,6 +42,7 @@ from fuzz.campaign.swarm import (
     UnitPlan,
     longest_range,
     other_builds_out,
+    other_platforms_out,
 )
 from fuzz.engine.conv_strategies import KERNEL_SIZES, ConvLimits
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
@@ -127,5 +130,6 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: 
     targeting = rng.random() < TARGETING
     slow_out = frozenset(b for b in SLOW_BACKENDS if rng.random() < SIT_OUT[True])
     sit_out = CONV_SIT_OUT | slow_out | other_builds_out(rng, slow_unit=not slow_out)
+    sit_out |= other_platforms_out(seed, CONV_PLATFORMS)
     return UnitPlan(tier=tier.name, limits=limits, examples=min(base_examples, tier.examples or base_examples),
                     sit_out=sit_out, seconds=UNIT_SECONDS, targeting=targeting, only=only)

@@ -20,13 +20,15 @@ from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION, OPS
 
 LA, CONV = LINEAR_ATTENTION.name, CAUSAL_CONV.name
 
-LA_KERNELS = ("wgpu", "wgpu-dawn", "wgpu-chunked", "wgpu-wide", "wgpu-specialised")
-CONV_KERNELS = ("wgpu-conv", "wgpu-conv-dawn")
+SWIFTSHADER = ("wgpu-swiftshader", "wgpu-conv-swiftshader")
+"""The kernels on SwiftShader's Vulkan, in a worker process each (``fuzz.backends.wgpu_swiftshader``)."""
+LA_KERNELS = ("wgpu", "wgpu-dawn", "wgpu-chunked", "wgpu-wide", "wgpu-specialised", SWIFTSHADER[0])
+CONV_KERNELS = ("wgpu-conv", "wgpu-conv-dawn", SWIFTSHADER[1])
 KERNELS = (*LA_KERNELS, *CONV_KERNELS)
 ORT_IN_PROCESS = ("ort-cpu", "ort-webgpu", "ort-cuda")
 ORT_REMOTE = ("ort-node", "ort-web", "ort-webgpu-builtin")
 ORT = (*ORT_IN_PROCESS, *ORT_REMOTE)
-DEVICE_BLOCK = ("wgpu", "wgpu-dawn", *CONV_KERNELS)
+DEVICE_BLOCK = ("wgpu", "wgpu-dawn", "wgpu-conv", "wgpu-conv-dawn")
 """The kernels the hybrid block pairs on one device (``fuzz.backends.device_block``)."""
 
 WINDOW_PROPERTIES = ("output-parity", "prefix-oracle", "poison-invariance", "leading-zeros", "select-resume",
@@ -98,7 +100,8 @@ SERVES: tuple[tuple[tuple[str, ...], Serves], ...] = (
     (("fuzz/backends/ort_web.py", "fuzz/backends/ortjs/page/*"), Serves(("ort-web",))),
     (("fuzz/backends/ort_remote.py", "fuzz/backends/ort_worker.py"), Serves(ORT_REMOTE)),
     (("fuzz/backends/ort_session.py", "fuzz/backends/onnx_model.py"), Serves(ORT)),
-    (("fuzz/backends/isolation.py",), Serves(ORT, (), ("error-parity",))),
+    (("fuzz/backends/isolation.py",), Serves((*ORT, *SWIFTSHADER))),
+    (("fuzz/backends/swiftshader.py", "fuzz/backends/wgpu_swiftshader.py"), Serves(SWIFTSHADER)),
     (("fuzz/backends/onnx_reference.py",), Serves(("onnx-reference",))),
     (("fuzz/backends/ortjs/*",), Serves(("ort-node", "ort-web"))),
     (("fuzz/backends/oracle.py", "fuzz/backends/base.py", "fuzz/backends/registry.py", "fuzz/backends/__init__.py"),

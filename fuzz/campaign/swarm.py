@@ -23,7 +23,8 @@ draws the features masking a bug explores the rest of the space more deeply. Her
   whether the slowest backend takes part (``SLOW_BACKENDS``), which of the two runtimes of the
   WGSL kernel run it (``KERNEL_RUNTIMES``: one of them, or both), whether the chunked prefill, a GPU's
   specialised pipelines or a GPU's geometry (``CHUNKED_RUNTIME``, ``SPECIALISED_RUNTIME``,
-  ``WIDE_RUNTIME``) runs in place of one of them, and whether the
+  ``WIDE_RUNTIME``) runs in place of one of them, whether the kernel also runs on another platform than
+  lavapipe (``OTHER_PLATFORMS``: SwiftShader), and whether the
   unit climbs the error ratio (``TARGETING``). The oracle always takes part.
 
 Inside a unit the shapes repeat, so compiled kernel pipelines and ORT sessions are reused; across
@@ -199,6 +200,26 @@ not it is in the campaign) that each joins: on lavapipe and SwiftShader they cos
 more (a new session in the browser took 1-3 s), so each costs a share of the units, not every unit's rate.
 Drawn after everything else, so that the other backends' plans of a seed stay as they were."""
 
+OTHER_PLATFORMS = {"wgpu-swiftshader": 0.25}
+"""The kernel on other WebGPU platforms than lavapipe (``fuzz.backends.wgpu_swiftshader``), each with the share of
+LinearAttention's units it joins (``CONV_PLATFORMS``: of the conv units). SwiftShader's calls cost 2.5 to 7 times
+lavapipe's at real head sizes (docs/results/2026-12-06-second-platforms), so it checks a share of the units, at
+every size they draw. Drawn from a stream of their own (``PLATFORM_STREAM``), so that every other draw of a seed
+stays as it was."""
+
+CONV_PLATFORMS = {"wgpu-conv-swiftshader": 0.25}
+"""The conv kernel on other WebGPU platforms than lavapipe, each with the share of the conv units it joins."""
+
+PLATFORM_STREAM = 0x506C6174
+"""Mixed into a unit's seed for the draws of ``OTHER_PLATFORMS`` and ``CONV_PLATFORMS``."""
+
+
+def other_platforms_out(seed: int, shares: dict[str, float]) -> frozenset[str]:
+    """The platforms of ``shares`` that the unit of ``seed`` leaves out: each joins its share of the units."""
+    rng = random.Random(seed ^ PLATFORM_STREAM)
+    return frozenset(platform for platform, share in shares.items() if rng.random() >= share)
+
+
 ORT_BUILDS = (*SLOW_BACKENDS, *OTHER_BUILDS)
 """Every WebGPU build of ORT: each compiles a shader per variant of its cache key (rule, past state, decay
 layout, dtype, the workgroup ``d_k`` rounds up to, the tile ``d_v`` gives, ``T >= 16``)."""
@@ -266,7 +287,8 @@ class UnitPlan:
     """The op's limits: ``Limits`` (LinearAttention) or ``ConvLimits`` (``fuzz.campaign.conv_swarm``)."""
     examples: int
     sit_out: frozenset[str] = frozenset()
-    """Backends this unit leaves out (of ``SLOW_BACKENDS``, ``OTHER_BUILDS`` and ``KERNEL_RUNTIMES``)."""
+    """Backends this unit leaves out (of ``SLOW_BACKENDS``, ``OTHER_BUILDS``, ``KERNEL_RUNTIMES`` and
+    ``OTHER_PLATFORMS``)."""
     seconds: float = math.inf
     """Wall time after which the unit stops drawing examples (``UNIT_SECONDS`` for a swarm unit)."""
     targeting: bool = True
@@ -405,5 +427,6 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: 
     wide = staged and rng.random() < WIDE_UNITS if form is None else form == WIDE_FORM
     sit_out |= {KERNEL_RUNTIMES[1] if wide else WIDE_RUNTIME}
     sit_out |= other_builds_out(rng, slow_unit=SLOW_BACKENDS[0] not in sit_out)
+    sit_out |= other_platforms_out(seed, OTHER_PLATFORMS)
     return UnitPlan(tier=tier.name, limits=limits, examples=min(base_examples, tier.examples or base_examples),
                     sit_out=sit_out, seconds=tier.seconds or UNIT_SECONDS, targeting=targeting, only=only)

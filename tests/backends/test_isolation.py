@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 from fuzz.backends import Crashed, Lost, Rejected, TimedOut, Unavailable, create
-from fuzz.backends.base import Backend, Capabilities
+from fuzz.backends.base import Backend, Capabilities, ChainCall
 from fuzz.backends.isolation import IsolatedBackend, WorkerError
 from fuzz.model.case import Case
+from fuzz.model.chain import Chain
 
 
 class MisbehavingBackend(Backend):
@@ -51,6 +52,29 @@ class DeviceLosingBackend(MisbehavingBackend):
         if case.notes.get("do") == "abort":
             open(os.environ["LOST_MARK"], "w").close()
         return super().run(case)
+
+
+class ChainingBackend(MisbehavingBackend):
+    """Compiles one pipeline per call, runs chains, and names its device after ``$ISOLATION_MARK``."""
+
+    name = "chaining"
+
+    def __init__(self) -> None:
+        self.compiled = 0
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(dtypes=("float32",), window="none", aliasing=False, device=os.environ["ISOLATION_MARK"])
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        self.compiled += 1
+        return super().run(case)
+
+    def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
+        return [ChainCall(*self.run(case), seeded_by=f"call {i}") for i in range(chain.calls)]
+
+    @property
+    def pipelines_compiled(self) -> int:
+        return self.compiled
 
 
 def _case(action: str | None = None) -> Case:
@@ -154,5 +178,21 @@ def test_a_worker_that_cannot_start_again_is_lost(tmp_path, monkeypatch):
         with pytest.raises(Lost) as caught:
             backend.run(_case())
         assert caught.value.backend == "device-losing" and "[Device] is lost" in str(caught.value)
+    finally:
+        backend.close()
+
+
+def test_a_worker_runs_chains_counts_compilations_and_takes_its_own_environment(monkeypatch):
+    """A device-resident chain and the compile count of the backend in the worker come back as in-process; the
+    variables given for the worker are set there, not here."""
+    monkeypatch.setenv("ISOLATION_MARK", "this process's")
+    backend = IsolatedBackend("test_isolation:ChainingBackend", environment={"ISOLATION_MARK": "the worker's"})
+    try:
+        assert backend.capabilities().device == "the worker's" and os.environ["ISOLATION_MARK"] == "this process's"
+        assert backend.pipelines_compiled == 0
+        backend.run(_case())
+        calls = backend.run_chain(_case(), Chain((1, 1, 1), (1, 1), "rebind"))
+        assert [c.seeded_by for c in calls] == ["call 0", "call 1", "call 2"]
+        assert calls[0].output.shape == (1, 2, 4) and backend.pipelines_compiled == 4
     finally:
         backend.close()

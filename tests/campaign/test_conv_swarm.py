@@ -71,3 +71,13 @@ def test_the_ort_builds_join_conv_units_by_the_cheap_units_shares() -> None:
     for build in swarm.OTHER_BUILDS:
         joined = [p for p in plans if build not in p.sit_out]
         assert all(p in slow for p in joined) and 0 < len(joined) < len(slow), build
+
+
+def test_the_conv_kernel_on_other_platforms_joins_its_share_of_the_conv_units() -> None:
+    """The conv kernel on SwiftShader takes part in about its share of the conv units (its calls cost a few times
+    lavapipe's), while the conv kernel on lavapipe takes part in every one."""
+    plans = [conv_swarm.plan(seed, 10) for seed in range(800)]
+    for platform, share in swarm.CONV_PLATFORMS.items():
+        joined = sum(platform not in p.sit_out for p in plans)
+        assert abs(joined / len(plans) - share) < 0.05, (platform, joined)
+    assert not any({"wgpu-conv", "wgpu-conv-dawn"} & p.sit_out for p in plans)

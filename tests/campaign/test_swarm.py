@@ -208,3 +208,17 @@ def test_inverse_gqa_often_keeps_two_or_more_query_heads() -> None:
     inverse = [(q, kv) for q, kv, _ in layouts if kv > q]
     grouped = sum(q >= 2 for q, _ in inverse)
     assert grouped / len(layouts) > 0.09, "a query head repeated over a group of kv heads is drawn too rarely"
+
+
+def test_other_platforms_join_their_share_of_the_units_without_changing_the_other_draws(monkeypatch) -> None:
+    """The kernel on SwiftShader checks about its share of LinearAttention's units, and the draw, from a stream of
+    its own, leaves every other part of a seed's plan as it was without it."""
+    plans = [swarm.plan(seed, 10) for seed in range(800)]
+    for platform, share in swarm.OTHER_PLATFORMS.items():
+        joined = sum(platform not in p.sit_out for p in plans)
+        assert abs(joined / len(plans) - share) < 0.05, (platform, joined)
+    platforms = frozenset(swarm.OTHER_PLATFORMS)
+    monkeypatch.setattr(swarm, "OTHER_PLATFORMS", {})
+    without = [swarm.plan(seed, 10) for seed in range(800)]
+    assert [p.sit_out for p in without] == [p.sit_out - platforms for p in plans]
+    assert [p.limits for p in without] == [p.limits for p in plans]
