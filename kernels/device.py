@@ -56,8 +56,22 @@ class FeatureMissing(KernelUnsupported):
     """The adapter lacks a feature a kernel needs (e.g. ``shader-f16`` for float16)."""
 
 
+_PROVIDED: dict[str, ModuleType] = {}
+
+
+def provide_implementation(name: str, module: ModuleType, subgroup_enable: str) -> None:
+    """Make ``name`` a WebGPU implementation served by ``module``, which offers the part of wgpu-py's API the
+    kernels call: a WebGPU that no Python package wraps (a browser's, reached through a page), which the caller
+    sets up. ``subgroup_enable`` is the WGSL directive its compiler needs for subgroup built-ins."""
+    _PROVIDED[name] = module
+    SUBGROUP_ENABLE[name] = subgroup_enable
+
+
 def load_implementation(name: str) -> ModuleType:
-    """Import the wgpu-py module of implementation ``name`` (``"wgpu"`` or ``"dawn"``)."""
+    """Import the wgpu-py module of implementation ``name`` (``"wgpu"`` or ``"dawn"``), or the module provided for
+    it (``provide_implementation``)."""
+    if name in _PROVIDED:
+        return _PROVIDED[name]
     try:
         module_name = IMPLEMENTATIONS[name]
     except KeyError:

@@ -250,6 +250,8 @@ class IsolatedBackend(Backend):
             self._compiled = reply[2]
             return reply[1]
         if kind == "error":
+            if reply[1] in (Outcome.CRASHED.value, Outcome.TIMEOUT.value):  # of its own: a browser, say
+                self._stop(kill=True)  # whatever the worker holds may be gone with it: the next case starts afresh
             raise _ERRORS[reply[1]](self.name, reply[2])
         raise WorkerError(f"{self.name} (in worker {pid}) raised {reply[1]}\n{reply[2]}")
 
@@ -261,6 +263,22 @@ class IsolatedBackend(Backend):
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._process.wait(timeout=10)
         self._stop(kill=True)
+
+
+class WorkerBackend(IsolatedBackend):
+    """A backend that always runs in a worker process (whatever ``create``'s ``isolate`` says): the class named by
+    ``target`` runs there, with the variables ``environment`` gives (a driver its loader must see alone, a browser
+    whose objects the worker's caches name: ``fuzz.backends.wgpu_swiftshader``, ``fuzz.backends.wgpu_browser``)."""
+
+    target: str
+    """The ``module:Class`` of the backend the worker runs."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(self.target, environment=self.environment(), **options)
+
+    def environment(self) -> dict[str, str]:
+        """The worker's own variables (none by default); ``Unavailable`` when what it needs is missing."""
+        return {}
 
 
 def worker_main() -> None:

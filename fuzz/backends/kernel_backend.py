@@ -22,7 +22,14 @@ from fuzz.implementation import Implementation
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
 from fuzz.model.ops import Op
-from kernels.device import DeviceUnavailable, KernelUnsupported, describe_adapters, get_device, load_implementation
+from kernels.device import (
+    DeviceUnavailable,
+    GpuDevice,
+    KernelUnsupported,
+    describe_adapters,
+    get_device,
+    load_implementation,
+)
 from kernels.resident import ResidentKernel, workspaces
 from oracles.validation import ValidationError
 
@@ -33,6 +40,19 @@ def chosen_adapter(implementation: str, label: str) -> tuple[list[str], int | No
     default). ``DeviceUnavailable`` when the implementation is missing, ``NoSuchDevice`` for a bad choice."""
     adapters = describe_adapters(load_implementation(implementation))
     return adapters, DeviceChoice.from_environment().pick(adapters, f"{label} adapters")
+
+
+GRANTED_LIMITS = ("max-compute-invocations-per-workgroup", "max-compute-workgroup-storage-size",
+                  "max-storage-buffer-binding-size")
+"""The limits a platform's notes report: those the kernels' workgroups and bindings come closest to."""
+
+
+def grants(device: GpuDevice) -> tuple[str, ...]:
+    """What a device granted, as notes: the features the kernels use, the limits they may reach, the subgroup size
+    (for a platform whose grants differ from lavapipe's: SwiftShader, a browser)."""
+    limits = ", ".join(f"{name} {device.limits[name]}" for name in GRANTED_LIMITS)
+    return (f"features granted: {', '.join(sorted(device.features)) or 'none'}", f"limits: {limits}",
+            f"subgroups of {device.subgroup_size or 'none'}")
 
 
 class KernelBackend(Backend):

@@ -33,6 +33,8 @@ REGISTRY: dict[str, str] = {
     "wgpu-conv-dawn": "fuzz.backends.wgpu_conv:WgpuConvDawnBackend",
     "wgpu-swiftshader": "fuzz.backends.wgpu_swiftshader:WgpuSwiftShaderBackend",
     "wgpu-conv-swiftshader": "fuzz.backends.wgpu_swiftshader:WgpuConvSwiftShaderBackend",
+    "wgpu-browser": "fuzz.backends.wgpu_browser:WgpuBrowserBackend",
+    "wgpu-conv-browser": "fuzz.backends.wgpu_browser:WgpuConvBrowserBackend",
 }
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""
 

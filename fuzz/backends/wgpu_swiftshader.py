@@ -15,11 +15,10 @@ SwiftShader, whatever ``--device``/``--adapter`` chose for the others. A crash o
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from fuzz.backends.base import Unavailable
-from fuzz.backends.isolation import IsolatedBackend
-from fuzz.backends.kernel_backend import KernelBackend
+from fuzz.backends.isolation import WorkerBackend
+from fuzz.backends.kernel_backend import KernelBackend, grants
 from fuzz.backends.swiftshader import ADAPTER, DriverMissing, driver_environment, find_manifest
 from fuzz.backends.wgpu_conv import WgpuConvBackend
 from fuzz.backends.wgpu_kernel import WgpuNativeBackend
@@ -37,13 +36,8 @@ class _OnSwiftShader(KernelBackend):
         return adapters, ADAPTER
 
     def kernel_notes(self) -> tuple[str, ...]:
-        device = self.kernel.device
-        limits = ", ".join(f"{name} {device.limits[name]}" for name in (
-            "max-compute-invocations-per-workgroup", "max-compute-workgroup-storage-size",
-            "max-storage-buffer-binding-size"))
-        return (f"features granted: {', '.join(sorted(device.features)) or 'none'}", f"limits: {limits}",
-                f"subgroups of {device.subgroup_size or 'none'}",
-                f"Vulkan driver {os.environ.get('VK_DRIVER_FILES')}", *super().kernel_notes())
+        return (*grants(self.kernel.device), f"Vulkan driver {os.environ.get('VK_DRIVER_FILES')}",
+                *super().kernel_notes())
 
 
 class SwiftShaderKernel(_OnSwiftShader, WgpuNativeBackend):
@@ -61,29 +55,25 @@ class SwiftShaderConvKernel(_OnSwiftShader, WgpuConvBackend):
     name = "wgpu-conv-swiftshader"
 
 
-class _SwiftShaderWorker(IsolatedBackend):
+class _SwiftShaderWorker(WorkerBackend):
     """A kernel backend on SwiftShader, in a worker whose Vulkan loader loads SwiftShader's driver alone."""
 
-    kernel: str
-    """The ``module:Class`` of the kernel backend the worker runs."""
-
-    def __init__(self, **options: Any) -> None:
+    def environment(self) -> dict[str, str]:
         try:
-            manifest = find_manifest()
+            return driver_environment(find_manifest())
         except DriverMissing as err:
             raise Unavailable(f"{self.name}: {err}") from err
-        super().__init__(self.kernel, environment=driver_environment(manifest), **options)
 
 
 class WgpuSwiftShaderBackend(_SwiftShaderWorker):
     """``wgpu-swiftshader``: LinearAttention's kernel on SwiftShader."""
 
     name = "wgpu-swiftshader"
-    kernel = f"{__name__}:{SwiftShaderKernel.__name__}"
+    target = f"{__name__}:{SwiftShaderKernel.__name__}"
 
 
 class WgpuConvSwiftShaderBackend(_SwiftShaderWorker):
     """``wgpu-conv-swiftshader``: CausalConvWithState's kernel on SwiftShader."""
 
     name = "wgpu-conv-swiftshader"
-    kernel = f"{__name__}:{SwiftShaderConvKernel.__name__}"
+    target = f"{__name__}:{SwiftShaderConvKernel.__name__}"

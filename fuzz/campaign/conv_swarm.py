@@ -14,7 +14,7 @@ contract (``plan``), as LinearAttention's units do (``fuzz.campaign.swarm``: swa
   whether a bias is drawn;
 - whether the WebGPU builds of ORT take part: by the shares of a cheap LinearAttention unit (``SIT_OUT``,
   ``OTHER_BUILDS``), since each compiles a shader per variant of the conv's attributes on a software adapter;
-- whether the conv kernel on other platforms than lavapipe takes part (``CONV_PLATFORMS``: SwiftShader).
+- whether the conv kernel on other platforms than lavapipe takes part (``CONV_PLATFORMS``: SwiftShader, a browser).
 
 The conv kernel's backends on both WebGPU implementations on lavapipe take part in every conv unit. Of LinearAttention's
 kernel, which takes part only in the hybrid block (the convolution's output through LinearAttention), a conv

@@ -22,8 +22,10 @@ LA, CONV = LINEAR_ATTENTION.name, CAUSAL_CONV.name
 
 SWIFTSHADER = ("wgpu-swiftshader", "wgpu-conv-swiftshader")
 """The kernels on SwiftShader's Vulkan, in a worker process each (``fuzz.backends.wgpu_swiftshader``)."""
-LA_KERNELS = ("wgpu", "wgpu-dawn", "wgpu-chunked", "wgpu-wide", "wgpu-specialised", SWIFTSHADER[0])
-CONV_KERNELS = ("wgpu-conv", "wgpu-conv-dawn", SWIFTSHADER[1])
+BROWSER = ("wgpu-browser", "wgpu-conv-browser")
+"""The kernels in headless Chromium's WebGPU, in a worker process each (``fuzz.backends.wgpu_browser``)."""
+LA_KERNELS = ("wgpu", "wgpu-dawn", "wgpu-chunked", "wgpu-wide", "wgpu-specialised", SWIFTSHADER[0], BROWSER[0])
+CONV_KERNELS = ("wgpu-conv", "wgpu-conv-dawn", SWIFTSHADER[1], BROWSER[1])
 KERNELS = (*LA_KERNELS, *CONV_KERNELS)
 ORT_IN_PROCESS = ("ort-cpu", "ort-webgpu", "ort-cuda")
 ORT_REMOTE = ("ort-node", "ort-web", "ort-webgpu-builtin")
@@ -96,12 +98,16 @@ SERVES: tuple[tuple[tuple[str, ...], Serves], ...] = (
     (("fuzz/backends/ort_cuda.py",), Serves(("ort-cuda",))),
     (("fuzz/backends/ort_webgpu.py",), Serves(("ort-webgpu",))),
     (("fuzz/backends/ort_webgpu_builtin.py", "fuzz/backends/ort-webgpu-*.txt"), Serves(("ort-webgpu-builtin",))),
-    (("fuzz/backends/ort_node.py",), Serves(("ort-node", "ort-web"))),
-    (("fuzz/backends/ort_web.py", "fuzz/backends/ortjs/page/*"), Serves(("ort-web",))),
-    (("fuzz/backends/ort_remote.py", "fuzz/backends/ort_worker.py"), Serves(ORT_REMOTE)),
+    (("fuzz/backends/ort_node.py",), Serves(("ort-node", "ort-web", *BROWSER))),
+    (("fuzz/backends/ort_web.py",), Serves(("ort-web", *BROWSER))),
+    (("fuzz/backends/ortjs/page/*",), Serves(("ort-web",))),
+    (("fuzz/backends/ort_remote.py", "fuzz/backends/ort_worker.py"), Serves((*ORT_REMOTE, *BROWSER))),
     (("fuzz/backends/ort_session.py", "fuzz/backends/onnx_model.py"), Serves(ORT)),
-    (("fuzz/backends/isolation.py",), Serves((*ORT, *SWIFTSHADER))),
+    (("fuzz/backends/isolation.py",), Serves((*ORT, *SWIFTSHADER, *BROWSER))),
     (("fuzz/backends/swiftshader.py", "fuzz/backends/wgpu_swiftshader.py"), Serves(SWIFTSHADER)),
+    (("fuzz/backends/wgpu_browser.py", "fuzz/backends/webgpu_plan.py", "fuzz/backends/ortjs/kernel-page/*"),
+     Serves(BROWSER)),
+    (("fuzz/backends/ortjs/browser-worker.mjs", "fuzz/backends/ortjs/base64.mjs"), Serves(("ort-web", *BROWSER))),
     (("fuzz/backends/onnx_reference.py",), Serves(("onnx-reference",))),
     (("fuzz/backends/ortjs/*",), Serves(("ort-node", "ort-web"))),
     (("fuzz/backends/oracle.py", "fuzz/backends/base.py", "fuzz/backends/registry.py", "fuzz/backends/__init__.py"),

@@ -24,7 +24,7 @@ draws the features masking a bug explores the rest of the space more deeply. Her
   WGSL kernel run it (``KERNEL_RUNTIMES``: one of them, or both), whether the chunked prefill, a GPU's
   specialised pipelines or a GPU's geometry (``CHUNKED_RUNTIME``, ``SPECIALISED_RUNTIME``,
   ``WIDE_RUNTIME``) runs in place of one of them, whether the kernel also runs on another platform than
-  lavapipe (``OTHER_PLATFORMS``: SwiftShader), and whether the
+  lavapipe (``OTHER_PLATFORMS``: SwiftShader, a browser), and whether the
   unit climbs the error ratio (``TARGETING``). The oracle always takes part.
 
 Inside a unit the shapes repeat, so compiled kernel pipelines and ORT sessions are reused; across
@@ -200,14 +200,14 @@ not it is in the campaign) that each joins: on lavapipe and SwiftShader they cos
 more (a new session in the browser took 1-3 s), so each costs a share of the units, not every unit's rate.
 Drawn after everything else, so that the other backends' plans of a seed stay as they were."""
 
-OTHER_PLATFORMS = {"wgpu-swiftshader": 0.25}
-"""The kernel on other WebGPU platforms than lavapipe (``fuzz.backends.wgpu_swiftshader``), each with the share of
-LinearAttention's units it joins (``CONV_PLATFORMS``: of the conv units). SwiftShader's calls cost 2.5 to 7 times
-lavapipe's at real head sizes (docs/results/2026-12-06-second-platforms), so it checks a share of the units, at
-every size they draw. Drawn from a stream of their own (``PLATFORM_STREAM``), so that every other draw of a seed
-stays as it was."""
+OTHER_PLATFORMS = {"wgpu-swiftshader": 0.25, "wgpu-browser": 0.1}
+"""The kernel on other WebGPU platforms than lavapipe (``fuzz.backends.wgpu_swiftshader``,
+``fuzz.backends.wgpu_browser``), each with the share of LinearAttention's units it joins (``CONV_PLATFORMS``: of the
+conv units). At real head sizes SwiftShader's calls cost 2.5 to 7 times lavapipe's, the browser's 10 to 14 times (its
+tensors cross to a page; docs/results/2026-12-06-second-platforms), so each checks a share of the units. Drawn from a
+stream of their own (``PLATFORM_STREAM``), so that every other draw of a seed stays as it was."""
 
-CONV_PLATFORMS = {"wgpu-conv-swiftshader": 0.25}
+CONV_PLATFORMS = {"wgpu-conv-swiftshader": 0.25, "wgpu-conv-browser": 0.1}
 """The conv kernel on other WebGPU platforms than lavapipe, each with the share of the conv units it joins."""
 
 PLATFORM_STREAM = 0x506C6174
@@ -257,10 +257,15 @@ a worker process, which at a long conv call of thousands of channels took tens o
 within its time-out (``LONG_CALLS``)."""
 
 
+IN_A_PAGE = ("wgpu-browser", "wgpu-conv-browser")
+"""The kernels in a browser: every call's tensors cross to a page and back, as an ORT build's do to its worker."""
+
+
 def takes_part(backend: str, case: Case) -> bool:
     """Whether ``backend`` checks ``case`` in a swarm unit of valid input: an ORT build only at ORT's shapes, a
-    build in a worker process only up to ``REMOTE_ELEMENTS`` input elements."""
-    if backend in OTHER_BUILDS and sum(x.size for x in case.inputs.values()) > REMOTE_ELEMENTS:
+    build in a worker process or a kernel in a browser only up to ``REMOTE_ELEMENTS`` input elements."""
+    remote = backend in OTHER_BUILDS or backend in IN_A_PAGE
+    if remote and sum(x.size for x in case.inputs.values()) > REMOTE_ELEMENTS:
         return False
     return backend not in ORT_BUILDS or ort_shape(case)
 

@@ -36,6 +36,8 @@ class MisbehavingBackend(Backend):
             raise Rejected(self.name, "query: expected rank 3, received rank 2")
         if action == "raise":
             raise ZeroDivisionError("harness bug")
+        if action == "crash-inside":  # what a backend reports when a process of its own died (a browser tab)
+            raise Crashed(self.name, f"the browser tab crashed (worker {os.getpid()})")
         return np.zeros(case.inputs["query"].shape), np.zeros(1)
 
 
@@ -196,3 +198,14 @@ def test_a_worker_runs_chains_counts_compilations_and_takes_its_own_environment(
         assert calls[0].output.shape == (1, 2, 4) and backend.pipelines_compiled == 4
     finally:
         backend.close()
+
+
+def test_a_crash_the_backend_reports_itself_ends_its_worker(worker):
+    """A backend in the worker that reports a crash of its own (its browser, say) may hold objects that went with
+    it: its worker is replaced before the next case."""
+    worker.run(_case())
+    with pytest.raises(Crashed, match="the browser tab crashed") as caught:
+        worker.run(_case("crash-inside"))
+    restarts = worker.restarts
+    worker.run(_case())
+    assert worker.restarts == restarts + 1, caught.value.message

@@ -50,7 +50,8 @@ def test_changed_files_give_what_they_serve() -> None:
     assert (focus.backends, focus.ops, focus.changed) == (("wgpu-chunked",), (LA,), ("kernels/chunked.wgsl",))
     assert focus.long, "the chunked prefill changes chunk after chunk: half the focused units take long calls"
     conv = focus_of_files(["kernels/causal_conv.wgsl", "kernels/qkv_split.wgsl"])
-    assert conv.backends == ("wgpu-conv", "wgpu-conv-dawn", "wgpu-conv-swiftshader", "wgpu", "wgpu-dawn")
+    assert conv.backends == ("wgpu-conv", "wgpu-conv-dawn", "wgpu-conv-swiftshader", "wgpu-conv-browser", "wgpu",
+                             "wgpu-dawn")
     assert conv.ops == (CONV,)
     assert conv.properties == ("hybrid-block",)
     assert focus_of_files(["oracles/recurrence.py"]) == Focus((), (LA,), (), changed=("oracles/recurrence.py",))

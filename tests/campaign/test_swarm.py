@@ -33,8 +33,9 @@ def test_plans_reach_what_the_old_slice_never_did() -> None:
     assert {1, 9, 16, 17, 33, 64, 65, 128, 129, 256} <= sizes
     assert max(p.limits.max_seq_len for p in plans) == 2049 and max(p.limits.max_batch for p in plans) == 4
     assert any(p.limits.rules != Limits().rules for p in plans) and any(p.sit_out for p in plans)
-    assert any(p.sit_out == {swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_RUNTIME, swarm.WIDE_RUNTIME} for p in plans), \
-        "no unit with every other backend"
+    variants = {swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_RUNTIME, swarm.WIDE_RUNTIME}
+    assert any(p.sit_out - set(swarm.OTHER_PLATFORMS) == variants for p in plans), "no unit with every other backend"
+    assert any(not p.sit_out & set(swarm.OTHER_PLATFORMS) for p in plans), "no unit on every platform"
 
 
 def test_a_plan_stays_within_its_tiers_cost_cap() -> None:
@@ -222,3 +223,21 @@ def test_other_platforms_join_their_share_of_the_units_without_changing_the_othe
     without = [swarm.plan(seed, 10) for seed in range(800)]
     assert [p.sit_out for p in without] == [p.sit_out - platforms for p in plans]
     assert [p.limits for p in without] == [p.limits for p in plans]
+
+
+def test_a_kernel_in_a_browser_checks_cases_only_up_to_what_crosses_to_a_worker_cheaply() -> None:
+    """The browser's kernels ship every call's tensors to a page, as the ORT builds in worker processes do: past
+    ``REMOTE_ELEMENTS`` input elements they sit the case out, while SwiftShader's kernel (no page) takes it."""
+    from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
+
+    def case(seq_len: int):
+        shape = Shape(batch=1, seq_len=seq_len, q_heads=8, kv_heads=8, key_heads=8, d_k=64, d_v=64, state_window=0)
+        layout = Layout(update_rule="linear", dtype="float32", decay_per_row=None, beta_shared=None, has_past=False,
+                        scale=None)
+        return build_case(shape, layout, Numerics("unit", "normalised", "moderate", "uniform", 0))
+
+    small, large = case(1), case(swarm.REMOTE_ELEMENTS // (3 * 8 * 64) + 1)
+    assert sum(x.size for x in large.inputs.values()) > swarm.REMOTE_ELEMENTS
+    for name in swarm.IN_A_PAGE[:1]:
+        assert swarm.takes_part(name, small) and not swarm.takes_part(name, large)
+    assert swarm.takes_part("wgpu-swiftshader", large)

@@ -1,7 +1,9 @@
-// lafuzz's ort-web backend: ORT Web's WebGPU build in headless Chromium, driven by puppeteer-core, answering
-// the ORT worker protocol. The page is served here on 127.0.0.1 with the cross-origin isolation headers ORT
-// Web's threads need. A crashed tab or browser is answered {crashed}; the client then kills this process and
-// the browser (process_groups) and starts a fresh pair. Never downloads a browser: --chromium names one.
+// lafuzz's browser backends: a page in headless Chromium, driven by puppeteer-core, answering the worker
+// protocol. --page names the page's folder: page/ (the default) is the ort-web backend's, ORT Web's WebGPU
+// build answering the ORT worker protocol; kernel-page/ replays the suite's own WGSL kernels' WebGPU calls.
+// The page is served here on 127.0.0.1 with the cross-origin isolation headers ORT Web's threads need. A
+// crashed tab or browser is answered {crashed}; the client then kills this process and the browser
+// (process_groups) and starts a fresh pair. Never downloads a browser: --chromium names one.
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -16,13 +18,14 @@ const dist = path.join(modules, 'onnxruntime-web', 'dist');
 const versionOf = (name) => JSON.parse(fs.readFileSync(path.join(modules, name, 'package.json'))).version;
 const argv = process.argv;
 const chromium = argv.includes('--chromium') ? argv[argv.indexOf('--chromium') + 1] : '/usr/bin/chromium';
+const pageFolder = argv.includes('--page') ? argv[argv.indexOf('--page') + 1] : 'page';
 
 // Chromium's own connections fail on a closed network, many at a time: these keep it quiet.
 const QUIET = ['--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
   '--disable-sync', '--disable-default-apps', '--disable-extensions'];
 const TYPES = { '.html': 'text/html', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
-const FILES = { '/': path.join(here, 'page', 'index.html'), '/page.mjs': path.join(here, 'page', 'page.mjs'),
-  '/runner.mjs': path.join(here, 'runner.mjs') };
+const FILES = { '/': path.join(here, pageFolder, 'index.html'), '/page.mjs': path.join(here, pageFolder, 'page.mjs'),
+  '/runner.mjs': path.join(here, 'runner.mjs'), '/base64.mjs': path.join(here, 'base64.mjs') };
 
 function serveFile(req, res) {
   const url = new URL(req.url, 'http://127.0.0.1').pathname;

@@ -1,24 +1,12 @@
 // The page of lafuzz's ort-web backend: ORT Web's WebGPU build answering the ORT worker protocol
 // (requests arrive through window.lafuzzHandle, blobs as base64).
 import * as ort from '/ort/ort.webgpu.min.mjs';
+import { fromBase64, toBase64 } from '/base64.mjs';
 import { makeRunner } from '/runner.mjs';
 
 ort.env.wasm.wasmPaths = '/ort/';
 ort.env.wasm.numThreads = 1;
 ort.env.logLevel = 'fatal';
-
-function fromBase64(text) {
-  const raw = atob(text);
-  const bytes = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
-  return bytes;
-}
-
-function toBase64(bytes) {
-  let raw = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) raw += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(raw);
-}
 
 async function describe() {
   const info = { runtime: 'onnxruntime-web', version: ort.env.versions.web, build: 'dist/ort.webgpu.min.mjs' };
