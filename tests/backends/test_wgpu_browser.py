@@ -10,15 +10,13 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
-from support.sampling import sample
+from support.platforms import check_ci_sample, required
 
-from fuzz.backends import Backend, Unavailable, Unsupported
+from fuzz.backends import Backend, Unavailable
 from fuzz.backends.ort_node import node_command
 from fuzz.backends.ort_web import chromium_path
 from fuzz.backends.webgpu_plan import PlanError
 from fuzz.backends.wgpu_browser import IMPLEMENTATION, open_page
-from fuzz.engine.compare import assert_agrees_with_oracle
-from fuzz.engine.op_testing import for_op
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
 from kernels.device import GpuDevice
 
@@ -44,13 +42,7 @@ def browser() -> str:
 @pytest.fixture(scope="module")
 def in_browser(browser: str, backend) -> Callable[[str], Backend]:
     """``in_browser(name)``: the backend, which must be available wherever the browser is."""
-
-    def get(name: str) -> Backend:
-        found = backend(name)
-        assert not isinstance(found, str), f"{browser} is here, yet {found}"
-        return found
-
-    return get
+    return required(backend, browser)
 
 
 @pytest.mark.parametrize("name", list(BACKENDS))
@@ -66,19 +58,7 @@ def test_a_backend_runs_in_the_browser_and_says_what_it_grants(name: str, in_bro
 
 @pytest.mark.parametrize("name", list(BACKENDS))
 def test_cases_agree_with_the_oracle_and_the_rest_are_unsupported_for_a_reason(name: str, in_browser) -> None:
-    backend = in_browser(name)
-    testing = for_op(BACKENDS[name])
-    ran = 0
-    for case in sample(testing.cases(testing.preset("ci")), 8):
-        try:
-            result = backend.run(case)
-        except Unsupported as err:
-            lacks_f16 = case.dtype == np.float16 and "float16" not in backend.capabilities().dtypes
-            assert ("shader-f16" in err.message and lacks_f16) or "ndim" in err.message, (case.summary(), err.message)
-            continue
-        assert_agrees_with_oracle(case, result, label=name)
-        ran += 1
-    assert ran, "no case of the sample ran"
+    check_ci_sample(in_browser(name), BACKENDS[name])
 
 
 @pytest.fixture(scope="module")

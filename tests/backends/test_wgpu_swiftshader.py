@@ -12,14 +12,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import pytest
-from support.sampling import sample
+from support.platforms import check_ci_sample, required
 
-from fuzz.backends import Backend, Unavailable, Unsupported, create
+from fuzz.backends import Backend, Unavailable, create
 from fuzz.backends.swiftshader import ICD_ENV, DriverMissing, driver_environment, find_manifest
-from fuzz.engine.compare import assert_agrees_with_oracle
-from fuzz.engine.op_testing import for_op
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
 
 BACKENDS = {"wgpu-swiftshader": LINEAR_ATTENTION, "wgpu-conv-swiftshader": CAUSAL_CONV}
@@ -51,13 +48,7 @@ def adapter(manifest: Path) -> dict:
 @pytest.fixture(scope="module")
 def swiftshader(manifest: Path, backend) -> Callable[[str], Backend]:
     """``swiftshader(name)``: the backend, which must be available wherever the manifest is."""
-
-    def get(name: str) -> Backend:
-        found = backend(name)
-        assert not isinstance(found, str), f"{manifest} is here, yet {found}"
-        return found
-
-    return get
+    return required(backend, str(manifest))
 
 
 @pytest.mark.parametrize("name", list(BACKENDS))
@@ -80,21 +71,7 @@ def test_the_other_kernel_backends_keep_their_adapter(swiftshader, need) -> None
 
 @pytest.mark.parametrize("name", list(BACKENDS))
 def test_cases_agree_with_the_oracle_and_float16_is_unsupported_without_the_feature(name: str, swiftshader) -> None:
-    """The ``ci`` cases run and agree with the oracle; those it cannot run are float16 without ``shader-f16``, or
-    the convolution's ``ndim`` 2 and 3 (as on every adapter)."""
-    backend = swiftshader(name)
-    testing = for_op(BACKENDS[name])
-    ran = 0
-    for case in sample(testing.cases(testing.preset("ci")), 8):
-        try:
-            result = backend.run(case)
-        except Unsupported as err:
-            lacks_f16 = case.dtype == np.float16 and "float16" not in backend.capabilities().dtypes
-            assert ("shader-f16" in err.message and lacks_f16) or "ndim" in err.message, (case.summary(), err.message)
-            continue
-        assert_agrees_with_oracle(case, result, label=name)
-        ran += 1
-    assert ran, "no case of the sample ran"
+    check_ci_sample(swiftshader(name), BACKENDS[name])
 
 
 def test_without_a_manifest_the_backends_are_unavailable_saying_why(tmp_path: Path, monkeypatch) -> None:
