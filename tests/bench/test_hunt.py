@@ -15,15 +15,16 @@ import pytest
 
 from fuzz.backends import REGISTRY, Backend
 from fuzz.bench.hunt import cli, hunting, results
-from fuzz.bench.hunt.catalogue import Bug, CatalogueError, Edit, load, select
+from fuzz.bench.hunt.catalogue import PLATFORM_CATALOGUE, Bug, CatalogueError, Edit, load, select
 from fuzz.bench.hunt.checking import check_bugs
 from fuzz.bench.hunt.hunting import HuntResult, hunt
-from fuzz.bench.hunt.targeted import FAILS, PASSES, build_case
+from fuzz.bench.hunt.targeted import FAILS, PASSES, build_case, parse_swap
 from fuzz.bench.hunt.tree import copy_tree, environment, planted_copy, root_of_tree
 from fuzz.engine.properties import PROPERTIES
 
 ROOT = root_of_tree()
 BUGS = load()
+PLATFORM_BUGS = load(PLATFORM_CATALOGUE)
 
 SPREAD = ("kernels/linear_attention.wgsl", "kernels/chunked.wgsl", "kernels/causal_conv.wgsl", "kernels/qkv_split.wgsl",
           "kernels/shader.py", "kernels/resident.py", "kernels/causal_conv.py", "fuzz/backends/device_chain.py",
@@ -36,14 +37,14 @@ def test_the_catalogue_holds_at_least_40_bugs_with_unique_ids() -> None:
     assert len({b.id for b in BUGS}) == len(BUGS)
 
 
-@pytest.mark.parametrize("bug", BUGS, ids=lambda b: b.id)
+@pytest.mark.parametrize("bug", BUGS + PLATFORM_BUGS, ids=lambda b: b.id)
 def test_each_edit_applies_once_to_the_tree(bug: Bug) -> None:
     text = (ROOT / bug.edit.file).read_text()
     assert text.count(bug.edit.find) == 1, f"{bug.id}: the text to find is not in {bug.edit.file} exactly once"
     assert bug.edit.applied(text, bug.id) != text
 
 
-@pytest.mark.parametrize("bug", BUGS, ids=lambda b: b.id)
+@pytest.mark.parametrize("bug", BUGS + PLATFORM_BUGS, ids=lambda b: b.id)
 def test_each_bug_has_a_targeted_case_that_builds(bug: Bug) -> None:
     assert bug.description and bug.component
     assert bug.target.property in PROPERTIES
@@ -204,3 +205,23 @@ def test_the_targeted_cases_of_a_sample_fail_planted_and_pass_unplanted(need: Ca
     assert [(c.planted.verdict, c.unplanted.verdict) for c in checks] == [(FAILS, PASSES)] * len(sample), \
         "\n".join(c.line() for c in checks)
 
+
+
+def test_a_swap_names_the_backends_run_in_place_of_the_entries_own() -> None:
+    assert parse_swap("wgpu=wgpu-swiftshader, wgpu-conv=wgpu-conv-swiftshader") == {
+        "wgpu": "wgpu-swiftshader", "wgpu-conv": "wgpu-conv-swiftshader"}
+    assert parse_swap(None) == {}
+    with pytest.raises(ValueError, match="OLD=NEW"):
+        parse_swap("wgpu-swiftshader")
+
+
+@pytest.mark.slow
+def test_a_catalogue_of_its_own_is_checked_with_the_backends_swapped(need: Callable[..., Backend]) -> None:
+    """``--check --catalogue`` reads that catalogue in every checking process, and ``--swap`` runs the cases on the
+    backends named: a host bug of the kernel shows on its backend, and not where the oracle stands in for it."""
+    need("wgpu-dawn")
+    bug = select(PLATFORM_BUGS, "subgroup-twice-held")
+    on_kernel = check_bugs(bug, ROOT, print, PLATFORM_CATALOGUE)
+    on_oracle = check_bugs(bug, ROOT, print, PLATFORM_CATALOGUE, swap="wgpu-dawn=oracle")
+    assert on_kernel[0].planted.verdict == FAILS, on_kernel[0].line()
+    assert on_oracle[0].planted.verdict == PASSES, on_oracle[0].line()

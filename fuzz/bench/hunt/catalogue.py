@@ -17,6 +17,10 @@ from typing import Any
 CATALOGUE = Path(__file__).with_name("bugs.toml")
 """The catalogue shipped with lafuzz."""
 
+PLATFORM_CATALOGUE = Path(__file__).with_name("platform_bugs.toml")
+"""Bugs whose effect may depend on the platform running the kernel (barriers, workgroup memory, the subgroup size),
+checked on each platform with ``--swap`` (docs/platforms.md)."""
+
 OPS = ("LinearAttention", "CausalConvWithState")
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from fuzz.bench.hunt.catalogue import Bug
+from fuzz.bench.hunt.catalogue import CATALOGUE, Bug
 from fuzz.bench.hunt.targeted import FAILS, PASSES
 from fuzz.bench.hunt.tree import environment, planted_copy
 
@@ -50,11 +50,14 @@ class BugCheck:
                 f"{self.planted.detail[:90]}), unplanted {self.unplanted.verdict} ({self.unplanted.seconds:.1f} s)")
 
 
-def run_cases(root: Path, ids: Sequence[str]) -> dict[str, CaseRun]:
-    """The verdicts of the named bugs' targeted cases in the tree at ``root`` (one process)."""
+def run_cases(root: Path, ids: Sequence[str], catalogue: Path = CATALOGUE, swap: str | None = None
+              ) -> dict[str, CaseRun]:
+    """The verdicts of the named bugs' targeted cases in the tree at ``root`` (one process), as ``catalogue`` has
+    them, with the backends of ``swap`` (``OLD=NEW,...``: ``fuzz.bench.hunt.targeted.parse_swap``) in place."""
     env = environment(root)
+    command = [sys.executable, "-m", "fuzz.bench.hunt.targeted", ",".join(ids), "--catalogue", str(catalogue.resolve())]
     try:
-        done = subprocess.run([sys.executable, "-m", "fuzz.bench.hunt.targeted", ",".join(ids)], cwd=root, env=env,
+        done = subprocess.run([*command, *(["--swap", swap] if swap else [])], cwd=root, env=env,
                               capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, check=False)
         out, err = done.stdout, done.stderr
     except subprocess.TimeoutExpired as timeout:
@@ -70,13 +73,15 @@ def run_cases(root: Path, ids: Sequence[str]) -> dict[str, CaseRun]:
     return {i: runs.get(i, CaseRun("error", f"the checking process gave no verdict: {last}", 0.0)) for i in ids}
 
 
-def check_bugs(bugs: Sequence[Bug], source: Path, report: Callable[[str], None]) -> list[BugCheck]:
-    """Check every bug's targeted case unplanted (one process on ``source``) and planted (a copy per bug)."""
-    unplanted = run_cases(source, [b.id for b in bugs])
+def check_bugs(bugs: Sequence[Bug], source: Path, report: Callable[[str], None], catalogue: Path = CATALOGUE,
+               swap: str | None = None) -> list[BugCheck]:
+    """Check every bug's targeted case unplanted (one process on ``source``) and planted (a copy per bug); the
+    bugs are ``catalogue``'s, their cases run with the backends of ``swap`` in place (``run_cases``)."""
+    unplanted = run_cases(source, [b.id for b in bugs], catalogue, swap)
     checks = []
     for bug in bugs:
         with planted_copy(bug, source) as root:
-            planted = run_cases(root, [bug.id])[bug.id]
+            planted = run_cases(root, [bug.id], catalogue, swap)[bug.id]
         result = BugCheck(bug.id, planted, unplanted[bug.id])
         report(result.line())
         checks.append(result)

@@ -23,6 +23,7 @@ from fuzz import atomic
 from fuzz.bench.hunt import checking, results
 from fuzz.bench.hunt.catalogue import CATALOGUE, Bug, CatalogueError, load, select
 from fuzz.bench.hunt.hunting import HuntResult, hunt
+from fuzz.bench.hunt.targeted import parse_swap
 from fuzz.bench.hunt.tree import planted_copy, root_of_tree
 
 DEFAULT_BUDGET_S = 90.0
@@ -50,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="no campaign: check each bug's targeted case fails "
                    "planted and passes unplanted (validates the catalogue)")
     p.add_argument("--catalogue", default=str(CATALOGUE), help="the catalogue (default: the shipped bugs.toml)")
+    p.add_argument("--swap", help="with --check: OLD=NEW,... backends each targeted case runs in place of those its "
+                   "entry names (the same cases on another platform: wgpu=wgpu-swiftshader)")
     return p
 
 
@@ -92,8 +95,8 @@ def _run(bugs: Sequence[Bug], args: argparse.Namespace, extra: Sequence[str], so
     return 0 if len(run.found) == len(run.results) else 1
 
 
-def _check(bugs: Sequence[Bug], source: Path, out: Path) -> int:
-    checks = checking.check_bugs(bugs, source, lambda line: print(f"[hunt] {line}", flush=True))
+def _check(bugs: Sequence[Bug], source: Path, out: Path, catalogue: Path, swap: str | None) -> int:
+    checks = checking.check_bugs(bugs, source, lambda line: print(f"[hunt] {line}", flush=True), catalogue, swap)
     checking.write_checks(checks, out / "check.json")
     proven = sum(c.proven for c in checks)
     print(f"[hunt] {proven} of {len(checks)} targeted cases proven (fail planted, pass unplanted); "
@@ -113,7 +116,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(err))
     if args.parallel < 1 or args.time <= 0:
         parser.error("--parallel and --time must be positive")
+    try:
+        parse_swap(args.swap)
+    except ValueError as err:
+        parser.error(str(err))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     source = root_of_tree()
-    return _check(bugs, source, out) if args.check else _run(bugs, args, extra, source, out)
+    if args.check:
+        return _check(bugs, source, out, Path(args.catalogue), args.swap)
+    return _run(bugs, args, extra, source, out)

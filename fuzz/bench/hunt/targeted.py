@@ -135,18 +135,28 @@ def build_case(bug: Bug) -> Case:
     return poisoned(case, f["poison"])
 
 
-def check(bug: Bug, backends: dict[str, Backend] | None = None) -> Verdict:
-    """Run ``bug``'s targeted case once, in this process's tree; ``backends`` are reused across calls by name."""
+def parse_swap(text: str | None) -> dict[str, str]:
+    """``OLD=NEW,...``: backends a targeted case runs in place of those its catalogue entry names (the same
+    cases on another platform: ``wgpu=wgpu-swiftshader``); ``ValueError`` for an item without ``=``."""
+    pairs = [item.strip() for item in (text or "").split(",") if item.strip()]
+    if any(item.count("=") != 1 for item in pairs):
+        raise ValueError(f"--swap {text!r}: expected OLD=NEW[,OLD=NEW...]")
+    return {old.strip(): new.strip() for old, new in (item.split("=") for item in pairs)}
+
+
+def check(bug: Bug, backends: dict[str, Backend] | None = None, swap: dict[str, str] | None = None) -> Verdict:
+    """Run ``bug``'s targeted case once, in this process's tree; ``backends`` are reused across calls by name;
+    ``swap`` replaces backends of its entry by others (``parse_swap``)."""
     start = time.perf_counter()
     pool = {} if backends is None else backends
+    names = [(swap or {}).get(name, name) for name in bug.target.backends]
 
     def verdict(kind: str, detail: str) -> Verdict:
         return Verdict(kind, detail, round(time.perf_counter() - start, 2))
 
     try:
         case = build_case(bug)
-        chosen = [pool[name] if name in pool else pool.setdefault(name, create(name))
-                  for name in bug.target.backends]
+        chosen = [pool[name] if name in pool else pool.setdefault(name, create(name)) for name in names]
         result = resolve_property(bug.target.property).check(case, chosen)
     except PropertyFailure as failure:
         return verdict(FAILS, failure.finding.signature)
@@ -154,7 +164,7 @@ def check(bug: Bug, backends: dict[str, Backend] | None = None) -> Verdict:
         return verdict(FAILS, f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
     if result is None:
         return verdict(VACUOUS, "the property checked nothing")
-    sat_out = {who: why for who, why in result.skipped.items() if who in bug.target.backends or who == "*"}
+    sat_out = {who: why for who, why in result.skipped.items() if who in names or who == "*"}
     if sat_out or result.comparisons == 0:
         return verdict(VACUOUS, "; ".join(f"{who}: {why}" for who, why in sat_out.items()) or "nothing compared")
     return verdict(PASSES, f"{result.comparisons} comparisons, largest ratio {result.max_ratio:.3g}")
@@ -166,11 +176,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fuzz.bench.hunt.targeted", description=main.__doc__)
     parser.add_argument("bugs", help="comma-separated bug ids")
     parser.add_argument("--catalogue", default=str(CATALOGUE))
+    parser.add_argument("--swap", help="OLD=NEW,...: backends run in place of those the entries name")
     args = parser.parse_args(argv)
+    try:
+        swap = parse_swap(args.swap)
+    except ValueError as err:
+        parser.error(str(err))
     environment.prepare()
     pool: dict[str, Backend] = {}
     for bug in select(load(Path(args.catalogue)), args.bugs):
-        v = check(bug, pool)
+        v = check(bug, pool, swap)
         print(json.dumps({"id": bug.id, "verdict": v.verdict, "detail": v.detail[:300], "seconds": v.seconds}),
               flush=True)
     return 0
