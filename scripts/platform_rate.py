@@ -1,12 +1,13 @@
 """The WGSL kernels' rate and compile cost on several WebGPU platforms, over one fixed set of cases.
 
 Each named backend runs the same float32 cases (a grid of head sizes, lengths and rules for LinearAttention; of
-channels and lengths for the convolution): once cold (the pass that compiles its pipelines), then ``--rounds``
-times warm. Every answer is checked against the float64 oracle. One line per backend: pipelines compiled and the
-seconds of the calls that compiled them, the cold pass, the warm rate in cases per second, and the worst
-error/tolerance ratio. For a cold compile on lavapipe too, run with ``MESA_SHADER_CACHE_DISABLE=true``::
+channels and lengths for the convolution; or, with ``--large``, three LinearAttention calls at models' sizes):
+once cold (the pass that compiles its pipelines), then ``--rounds`` times warm. Every answer is checked against
+the float64 oracle. One line per backend: pipelines compiled and the seconds of the calls that compiled them, the
+cold pass, the warm rate in cases per second, and the worst error/tolerance ratio. For a cold compile on lavapipe
+too, run with ``MESA_SHADER_CACHE_DISABLE=true``::
 
-    nice .venv/bin/python scripts/platform_rate.py --backends wgpu,wgpu-swiftshader,wgpu-conv,wgpu-conv-swiftshader
+    PYTHONPATH=. nice .venv/bin/python scripts/platform_rate.py --backends wgpu,wgpu-swiftshader,wgpu-conv
 """
 
 from __future__ import annotations
@@ -34,6 +35,17 @@ def la_cases() -> list[Case]:
         shape = Shape(batch=1, seq_len=t, q_heads=2, kv_heads=2, key_heads=2, d_k=d, d_v=d, state_window=2)
         layout = Layout(update_rule=rule, dtype="float32", decay_per_row=False if gated else None,
                         beta_shared=False if gated else None, has_past=True, scale=None)
+        cases.append(build_case(shape, layout, NUMERICS))
+    return cases
+
+
+def large_cases() -> list[Case]:
+    """LinearAttention at the sizes models use: heads of 128 and 256, a long call of small heads."""
+    cases = []
+    for d, heads, t in ((128, 8, 16), (256, 2, 64), (32, 8, 256)):
+        shape = Shape(batch=2, seq_len=t, q_heads=heads, kv_heads=heads, key_heads=heads, d_k=d, d_v=d, state_window=2)
+        layout = Layout(update_rule="gated_delta", dtype="float32", decay_per_row=False, beta_shared=False,
+                        has_past=True, scale=None)
         cases.append(build_case(shape, layout, NUMERICS))
     return cases
 
@@ -75,9 +87,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backends", default="wgpu,wgpu-swiftshader,wgpu-conv,wgpu-conv-swiftshader")
     parser.add_argument("--rounds", type=int, default=3, help="warm passes over the cases (default 3)")
+    parser.add_argument("--large", action="store_true", help="LinearAttention at models' sizes instead of the grid")
     args = parser.parse_args()
     environment.prepare()
-    cases = la_cases() + conv_cases()
+    cases = large_cases() if args.large else la_cases() + conv_cases()
     for name in args.backends.split(","):
         backend = create(name.strip())
         try:
