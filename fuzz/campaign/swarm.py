@@ -203,7 +203,7 @@ Drawn after everything else, so that the other backends' plans of a seed stay as
 OTHER_PLATFORMS = {"wgpu-swiftshader": 0.25, "wgpu-browser": 0.1}
 """The kernel on other WebGPU platforms than lavapipe (``fuzz.backends.wgpu_swiftshader``,
 ``fuzz.backends.wgpu_browser``), each with the share of LinearAttention's units it joins (``CONV_PLATFORMS``: of the
-conv units). At real head sizes SwiftShader's calls cost 2.5 to 7 times lavapipe's, the browser's 10 to 14 times (its
+conv units). At models' head sizes SwiftShader's calls cost about 5 times lavapipe's, the browser's about 8 times (its
 tensors cross to a page; docs/results/2026-12-06-second-platforms), so each checks a share of the units. Drawn from a
 stream of their own (``PLATFORM_STREAM``), so that every other draw of a seed stays as it was."""
 
