@@ -73,13 +73,14 @@ def venv() -> str | None:
     return "Python's venv with ensurepip" if importlib.util.find_spec("ensurepip") else None
 
 
-NODE = SystemPackage(f"Node.js >= {NODE_MAJOR} with npm", "ort-node, ort-web and their npm packages",
+NODE = SystemPackage(f"Node.js >= {NODE_MAJOR} with npm", "ort-node, ort-web, wgpu-browser and their npm packages",
                      "sudo apt-get install nodejs npm", node)
 PYTHON_VENV = SystemPackage("python3-venv", "the ort-webgpu-builtin environment", "sudo apt-get install python3-venv",
                             venv)
 PACKAGES = (
     NODE,
-    SystemPackage("Chromium", "ort-web", "sudo apt-get install chromium", chromium),
+    SystemPackage("Chromium", "ort-web, wgpu-browser and SwiftShader's Vulkan (wgpu-swiftshader)",
+                  "sudo apt-get install chromium", chromium),
     SystemPackage("the Vulkan loader", "every WebGPU backend", "sudo apt-get install libvulkan1", vulkan_loader),
     SystemPackage(f"Mesa's lavapipe >= {MESA_MAJOR} (software Vulkan)",
                   "the WebGPU backends where no GPU's Vulkan driver works",

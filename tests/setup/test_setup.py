@@ -151,9 +151,10 @@ def test_a_missing_system_package_is_a_line_with_its_command_and_its_part_waits(
     monkeypatch.delenv("LAFUZZ_CHROMIUM", raising=False)
     status, out, listed = _set_up(capsys)
     assert status == 0 and len(listed) == 1, out
-    assert "missing Node.js >= 18 with npm, for ort-node, ort-web and their npm packages; as root: sudo apt-get " \
-           "install nodejs npm" in out, out
-    assert "missing Chromium, for ort-web; as root: sudo apt-get install chromium" in out, out
+    assert "missing Node.js >= 18 with npm, for ort-node, ort-web, wgpu-browser and their npm packages; as root: " \
+           "sudo apt-get install nodejs npm" in out, out
+    assert "missing Chromium, for ort-web, wgpu-browser and SwiftShader's Vulkan (wgpu-swiftshader); as root: sudo " \
+           "apt-get install chromium" in out, out
     assert "skipping the JS runner's npm packages: it needs Node.js >= 18 with npm, missing (above)" in out, out
     assert [c[0] for c in commands.run] == [sys.executable, str(homes[0] / ".venv-ort-webgpu-1.27/bin/python")]
 
