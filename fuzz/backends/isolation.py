@@ -140,6 +140,9 @@ def how_it_ended(exitcode: int | None) -> str:
 class IsolatedBackend(Backend):
     """A backend whose runs happen in a worker process; same name, capabilities and outcomes."""
 
+    _compiled: int | None = None
+    """The compile count the worker's backend gave with its last answer (``pipelines_compiled``)."""
+
     def __init__(self, target: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,
                  start_timeout_s: float = START_TIMEOUT_S, environment: Mapping[str, str] | None = None,
                  **options: Any) -> None:
@@ -151,7 +154,6 @@ class IsolatedBackend(Backend):
         self.start_timeout_s = start_timeout_s
         self._environment = dict(environment or {})
         self._options = options
-        self._compiled: int | None = None
         self._process: Any = None
         self._conn: Any = None
         self.restarts = 0
