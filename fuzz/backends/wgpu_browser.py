@@ -12,7 +12,7 @@ fresh worker, page and browser. The browser's adapter is the only one: ``--devic
 from __future__ import annotations
 
 from fuzz.backends.base import Unavailable
-from fuzz.backends.isolation import DEFAULT_TIMEOUT_S, WorkerBackend
+from fuzz.backends.isolation import DEFAULT_TIMEOUT_S, START_TIMEOUT_S, WorkerBackend
 from fuzz.backends.kernel_backend import KernelBackend, grants
 from fuzz.backends.ort_node import node_command
 from fuzz.backends.ort_remote import WorkerLink
@@ -28,6 +28,9 @@ IMPLEMENTATION = "browser"
 PAGE_TIMEOUT_S = 0.8 * DEFAULT_TIMEOUT_S
 """The page's deadline for one plan: shorter than the worker's own, so that a hung page is reported as such."""
 
+PAGE_START_TIMEOUT_S = 0.8 * START_TIMEOUT_S
+"""The browser's deadline to bring the page up: shorter than the worker's to start, for the same reason."""
+
 
 def open_page(name: str) -> WorkerLink:
     """A browser with the plan-replaying page, its WebGPU provided to the kernels as ``IMPLEMENTATION``;
@@ -37,7 +40,7 @@ def open_page(name: str) -> WorkerLink:
         raise Unavailable(f"{name}: Chromium not found (lafuzz setup says how to install it; or set ${CHROMIUM_ENV})")
     command = [*node_command(name, "browser-worker.mjs", "puppeteer-core"), "--chromium", chromium,
                "--page", "kernel-page"]
-    link = WorkerLink(name, command, timeout_s=PAGE_TIMEOUT_S)
+    link = WorkerLink(name, command, timeout_s=PAGE_TIMEOUT_S, start_timeout_s=PAGE_START_TIMEOUT_S)
     info = link.start()
     if not info.get("webgpu"):
         link.stop(kill=True)
