@@ -149,7 +149,7 @@ class IsolatedBackend(Backend):
         """``environment``: variables set in the worker's environment over this process's (e.g. which Vulkan
         drivers its loader sees); ``options`` go to the backend's constructor in the worker."""
         self.spec = target
-        self.name = target
+        self.name = getattr(type(self), "name", target)  # a subclass's own name (``WorkerBackend``), else the spec
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s
         self._environment = dict(environment or {})

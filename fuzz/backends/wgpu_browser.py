@@ -4,7 +4,7 @@ own validation and limits (on a machine without a GPU, over SwiftShader).
 The kernels' Python runs unchanged; their WebGPU calls are recorded as plans and replayed by a page
 (``fuzz.backends.webgpu_plan``), which the ort-web backend's machinery serves: ``ortjs/browser-worker.mjs`` with
 ``--page kernel-page`` (Node, puppeteer-core, Debian's ``chromium``; ``$LAFUZZ_CHROMIUM`` names another). The
-backend runs in a worker process of its own (``IsolatedBackend``): the kernels' caches there name objects of one
+backend runs in a worker process of its own (``WorkerBackend``): the kernels' caches there name objects of one
 page, so a crashed tab or browser, or a hang, ends that worker with the case's outcome, and the next case starts a
 fresh worker, page and browser. The browser's adapter is the only one: ``--device``/``--adapter`` do not apply.
 """
