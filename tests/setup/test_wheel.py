@@ -31,6 +31,7 @@ import pytest
 from fuzz.backends import Unavailable
 from fuzz.backends.ort_node import npm_folder
 from fuzz.backends.ort_webgpu_builtin import VENV, interpreter
+from fuzz.backends.swiftshader import DriverMissing, find_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 CAMPAIGN_EXITS = {0: "cases checked, nothing new"}
@@ -109,13 +110,18 @@ def _lend_the_installed_builds(data: Path) -> list[str]:
         packages = npm_folder("ort-node", "onnxruntime-node", "onnxruntime-web", "puppeteer-core")
         (data / "ortjs").mkdir(parents=True)
         (data / "ortjs" / "node_modules").symlink_to(packages / "node_modules")
-        lent += ["ort-node", "ort-web"]
+        lent += ["ort-node", "ort-web", "wgpu-browser"]  # the browser's kernel page ships in the wheel
     except Unavailable:
         pass
     try:
         (data / VENV).symlink_to(interpreter("ort-webgpu-builtin").parents[1])
         lent.append("ort-webgpu-builtin")
     except Unavailable:
+        pass
+    try:
+        find_manifest()
+        lent.append("wgpu-swiftshader")  # the system's driver, no installed build: a worker of the wheel's code
+    except DriverMissing:
         pass
     return lent
 

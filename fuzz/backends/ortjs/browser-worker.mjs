@@ -37,6 +37,7 @@ function serveFile(req, res) {
   fs.createReadStream(file).pipe(res);
 }
 
+if (!fs.existsSync(FILES['/'])) throw new Error(`no page at ${FILES['/']} (--page ${pageFolder})`);
 const server = http.createServer(serveFile);
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'lafuzz-chromium-'));
