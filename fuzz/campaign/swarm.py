@@ -292,19 +292,31 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-INVERSE_GROUPS = 0.5
-"""The share of inverse-GQA layouts kept to two or more query heads, each repeated over a group of kv heads: with
-one query head every kv head reads the same one, and a group mapped wrongly goes unseen."""
+GROUPED_LAYOUTS = 0.5
+"""The share of GQA and inverse-GQA layouts kept to groups on both sides: two or more kv heads under grouped query
+heads, or two or more query heads each repeated over a group of kv heads. With one head on either side every head
+reads the same one, and a group mapped wrongly (interleaved, tiled) goes unseen
+(docs/campaign.md#swarm-shares)."""
+
+
+def _grouped(kv_heads: int, direction: str, max_heads: int) -> bool:
+    """Whether ``kv_heads`` allows a ``direction`` layout with two or more heads on each side under ``max_heads``."""
+    if direction == "gqa":
+        return kv_heads >= 2 and 2 * kv_heads <= max_heads
+    return any(kv_heads % r == 0 and kv_heads // r >= 2 for r in GQA_RATIOS)
 
 
 def head_layout(rng: random.Random, max_heads: int) -> tuple[int, int, int]:
     """``(H_q, H_kv, n_k)``: MHA, GQA or inverse GQA with ratios up to 8, ``n_k`` a divisor of ``H_kv``."""
     allowed = [h for h in KV_HEADS if h <= max_heads]
+    direction = rng.choice(("mha", "gqa", "inverse"))
+    grouped = direction != "mha" and rng.random() < GROUPED_LAYOUTS
+    if grouped:
+        allowed = [h for h in allowed if _grouped(h, direction, max_heads)] or allowed
     kv_heads = allowed[-1] if rng.random() < 0.2 else rng.choice(allowed)  # the most heads the unit allows, often
-    direction = rng.choice(("mha", "gqa", "gqa", "inverse"))
     ratios = [r for r in GQA_RATIOS if kv_heads * r <= max_heads] if direction == "gqa" else \
         [r for r in GQA_RATIOS if kv_heads % r == 0] if direction == "inverse" else []
-    if direction == "inverse" and rng.random() < INVERSE_GROUPS:
+    if grouped and direction == "inverse":
         ratios = [r for r in ratios if kv_heads // r >= 2] or ratios
     ratio = (ratios[-1] if rng.random() < 0.3 else rng.choice(ratios)) if ratios else 1
     q_heads = kv_heads * ratio if direction == "gqa" else kv_heads // ratio
