@@ -138,11 +138,11 @@ def main(argv: list[str] | None = None) -> int:
                 if session.get_providers()[0] != provider:
                     raise RuntimeError(f"session fell back to {session.get_providers()}")
                 got = session.run(list(outputs), feeds)
-                for name, value in zip(outputs, got):
+                for name, value in zip(outputs, got, strict=True):
                     arrays[f"{key}/{provider}/{name}"] = value
                 entry["results"][provider] = "ok"
                 ok[provider] += 1
-            except Exception as err:  # noqa: BLE001 - every refusal is recorded, word for word
+            except Exception as err:  # every refusal is recorded, word for word
                 entry["results"][provider] = f"{type(err).__name__}: {str(err).splitlines()[0][:400]}"
         manifest.append(entry)
         print(f"{key} {spec['rule']} {spec['dtype']} lens={spec['lens']} hq={spec['hq']} hv={spec['hv']} "

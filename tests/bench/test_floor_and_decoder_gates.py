@@ -62,7 +62,8 @@ def test_a_floor_bound_p_star_gate_passes_and_prints_its_floor() -> None:
                                                     4: (series, lambda v: 0.27, lambda v: 0.12)})[::-1]
     assert (bound.name, beatable.name) == ("in-kernel p* W=8", "in-kernel p* W=4")
     assert bound.verdict == FLOOR_BOUND and bound.passed and bound.margin == ""
-    assert bound.floor_text == "serial floor 24.00% [24.00%, 24.00%]" and bound.record()["floor_text"] == bound.floor_text
+    assert bound.floor_text == "serial floor 24.00% [24.00%, 24.00%]"
+    assert bound.record()["floor_text"] == bound.floor_text
     assert beatable.verdict == FAIL and not beatable.passed and beatable.margin == "by 7.00 pp"
     undefined = gates.p_star_gates("cfg", 8, {8: (series, lambda v: None, lambda v: None)})[0]
     assert undefined.verdict == FLOOR_BOUND  # selecting saves nothing: no store form can make the window pay
