@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzz import atomic
-from fuzz.campaign.coverage import OP_AXES
+from fuzz.campaign.coverage import op_axes
 
 FORMAT = "lafuzz-campaign/2"
 EXIT_CLEAN, EXIT_NEW_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_WORKER_DIED, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
@@ -87,7 +87,7 @@ class Summary:
     rss_samples: list[list[float]] = field(default_factory=list, kw_only=True)
     """``[seconds, MiB]`` of the campaign's memory over time (empty where a kept summary left them out)."""
     coverage: dict[str, dict[str, int]]
-    """Axis -> bucket -> cases, every bucket of ``fuzz.campaign.coverage.UNIVERSE`` (zeros included)."""
+    """Axis -> bucket -> cases, every bucket of ``fuzz.campaign.coverage.universe()`` (zeros included)."""
     ratio_histogram: dict[str, dict[str, int]]
     """Property -> decade of the worst error/tolerance ratio -> cases."""
     error_ratios: dict[str, list[float]] = field(default_factory=dict, kw_only=True)
@@ -158,9 +158,9 @@ class Summary:
 
     @property
     def coverage_by_op(self) -> dict[str, list[int]]:
-        """Op -> ``[buckets reached, buckets]`` of its own axes (``fuzz.campaign.coverage.OP_AXES``)."""
+        """Op -> ``[buckets reached, buckets]`` of its own axes (``fuzz.campaign.coverage.op_axes``)."""
         return {op: [sum(1 for axis in axes for n in self.coverage.get(axis, {}).values() if n),
-                     sum(len(self.coverage.get(axis, {})) for axis in axes)] for op, axes in OP_AXES.items()}
+                     sum(len(self.coverage.get(axis, {})) for axis in axes)] for op, axes in op_axes().items()}
 
     @property
     def tier_rates(self) -> dict[str, float]:

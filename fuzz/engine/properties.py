@@ -23,16 +23,16 @@ from hypothesis import strategies as st
 
 import oracles
 from fuzz.backends import Backend, ChainCall, Crashed, Rejected, TimedOut, Unsupported
-from fuzz.engine.bad_inputs import PASS_THROUGH_RULES
 from fuzz.engine.checking import Check, CheckResult, Property, Result, failure_kind
 from fuzz.engine.compare import Match
 from fuzz.engine.hybrid_block import HYBRID_BLOCK
 from fuzz.engine.op_testing import OpTesting, for_limits
 from fuzz.engine.packing import per_slice
-from fuzz.engine.strategies import with_clean_past
 from fuzz.findings import Kind
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain, token_spans
+from fuzz.ops.linear_attention.bad_inputs import PASS_THROUGH_RULES
+from fuzz.ops.linear_attention.strategies import with_clean_past
 
 
 def _at_window_zero(case: Case) -> Case:

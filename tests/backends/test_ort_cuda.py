@@ -102,8 +102,8 @@ def _conv_cases(window: int) -> list:
 
     from hypothesis import HealthCheck, given, settings
 
-    from fuzz.engine.conv_strategies import ConvLimits
     from fuzz.engine.op_testing import CAUSAL_CONV_TESTING
+    from fuzz.ops.causal_conv.strategies import ConvLimits
 
     limits = replace(ConvLimits.ci(), ndims=(1,), max_window=window)
     drawn = []

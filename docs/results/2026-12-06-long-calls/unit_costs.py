@@ -1,7 +1,7 @@
 """What a unit of each long tier costs: run a few swarm units of each tier in one worker, as a campaign does.
 
 Run from the repository root: ``nice .venv/bin/python docs/results/2026-12-06-long-calls/unit_costs.py [UNITS]``.
-For each tier of ``fuzz.campaign.swarm.TIERS`` and ``fuzz.campaign.conv_swarm.CONV_TIERS`` whose calls exceed 64
+For each tier of ``fuzz.campaign.swarm.TIERS`` and ``fuzz.ops.causal_conv.swarm.CONV_TIERS`` whose calls exceed 64
 tokens, it finds the first UNITS (default 2) unit seeds of that tier among the properties' round-robin and runs them
 on every backend available here (the unit's plan decides which sit out), printing per unit: wall seconds, examples,
 the ``T`` and chunk buckets reached, the plan and the seconds per backend.

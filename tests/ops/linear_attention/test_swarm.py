@@ -7,7 +7,8 @@ from collections import Counter
 
 from fuzz.campaign import swarm
 from fuzz.campaign.shard import Shard, work_units
-from fuzz.engine.strategies import Limits
+from fuzz.ops.linear_attention import swarm as la_swarm
+from fuzz.ops.linear_attention.strategies import Limits
 
 SEEDS = range(1, 2001)
 
@@ -15,14 +16,14 @@ SEEDS = range(1, 2001)
 def test_the_same_seed_gives_the_same_plan() -> None:
     units = list(zip(range(40), work_units(["backends-agree", "prefix-oracle"], 7, Shard(1, 1)), strict=False))
     again = list(zip(range(40), work_units(["backends-agree", "prefix-oracle"], 7, Shard(1, 1)), strict=False))
-    assert [swarm.plan(u.seed, 50) for _, u in units] == [swarm.plan(u.seed, 50) for _, u in again]
-    assert len({swarm.plan(u.seed, 50) for _, u in units}) > 30
+    assert [la_swarm.plan(u.seed, 50) for _, u in units] == [la_swarm.plan(u.seed, 50) for _, u in again]
+    assert len({la_swarm.plan(u.seed, 50) for _, u in units}) > 30
 
 
 def test_plans_reach_what_the_old_slice_never_did() -> None:
-    plans = [swarm.plan(seed, 50) for seed in SEEDS]
+    plans = [la_swarm.plan(seed, 50) for seed in SEEDS]
     tiers = Counter(p.tier for p in plans)
-    assert set(tiers) == {t.name for t in swarm.TIERS}
+    assert set(tiers) == {t.name for t in la_swarm.TIERS}
     assert tiers["small"] > tiers["medium"] > tiers["long"] > tiers["large"] > tiers["long large"]
     layouts = [p.limits.head_layout_pool[0] for p in plans]
     assert any(1 < nk < kv for _, kv, nk in layouts), "no grouped key heads"
@@ -38,18 +39,18 @@ def test_plans_reach_what_the_old_slice_never_did() -> None:
 
 
 def test_a_plan_stays_within_its_tiers_cost_cap() -> None:
-    caps = {t.name: t for t in swarm.TIERS}
+    caps = {t.name: t for t in la_swarm.TIERS}
     for seed in SEEDS:
-        plan = swarm.plan(seed, 50)
+        plan = la_swarm.plan(seed, 50)
         tier, limits = caps[plan.tier], plan.limits
         single_head = max(limits.head_dim_pool) ** 2 * max(limits.head_layout_pool[0][:2])
-        state = max(swarm.MIN_STATE_ELEMENTS, tier.max_cost // limits.max_seq_len)
+        state = max(la_swarm.MIN_STATE_ELEMENTS, tier.max_cost // limits.max_seq_len)
         assert limits.max_state_elements == max(state, single_head), plan.describe()
         assert limits.min_seq_len <= limits.max_seq_len
 
 
 def test_about_a_quarter_of_units_climb_the_error_ratio() -> None:
-    share = sum(swarm.plan(seed, 50).targeting for seed in range(2000)) / 2000
+    share = sum(la_swarm.plan(seed, 50).targeting for seed in range(2000)) / 2000
     assert abs(share - swarm.TARGETING) < 0.05, share
 
 
@@ -90,15 +91,15 @@ def test_units_run_the_kernel_on_one_runtime_or_more_never_none() -> None:
     wgpu-native's generic token loop in its tier's share of the units (``CHUNKED_UNITS`` unless the tier says) and
     the specialised pipelines in ``SPECIALISED_UNITS`` of the units of the tiers that allow them, and never no
     kernel at all (a GPU's geometry replaces Dawn's: ``test_a_gpus_geometry_replaces_dawns_where_heads_stage``)."""
-    plans = [swarm.plan(seed, 50) for seed in range(2000)]
-    tiers = {t.name: t for t in swarm.TIERS}
+    plans = [la_swarm.plan(seed, 50) for seed in range(2000)]
+    tiers = {t.name: t for t in la_swarm.TIERS}
     replacements = (swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_RUNTIME)
     runtimes = {*swarm.KERNEL_RUNTIMES, *replacements, swarm.WIDE_RUNTIME}
     running = [runtimes - p.sit_out for p in plans]
     assert all(running)
-    chunked = [swarm.CHUNKED_UNITS if tiers[p.tier].chunked_units is None else tiers[p.tier].chunked_units
+    chunked = [la_swarm.CHUNKED_UNITS if tiers[p.tier].chunked_units is None else tiers[p.tier].chunked_units
                for p in plans]
-    specialised = [swarm.SPECIALISED_UNITS * tiers[p.tier].specialised for p in plans]
+    specialised = [la_swarm.SPECIALISED_UNITS * tiers[p.tier].specialised for p in plans]
     for replacement, shares in {swarm.CHUNKED_RUNTIME: chunked, swarm.SPECIALISED_RUNTIME: specialised}.items():
         assert abs(sum(replacement in r for r in running) - sum(shares)) / len(plans) < 0.02, replacement
         assert not any({"wgpu", replacement} <= r for r in running), f"{replacement} replaces wgpu's generic loop"
@@ -106,7 +107,7 @@ def test_units_run_the_kernel_on_one_runtime_or_more_never_none() -> None:
     assert not any(set(replacements) <= r for r in running), "one form of wgpu-native's kernel per unit"
     # two runtimes: Dawn's beside one form of wgpu-native's, or beside a replacement where wgpu's loop sat out anyway
     replaced_share = (sum(chunked) + sum(specialised)) / len(plans)
-    two = swarm.BOTH_RUNTIMES + (1 - swarm.BOTH_RUNTIMES) / 2 * replaced_share
+    two = la_swarm.BOTH_RUNTIMES + (1 - la_swarm.BOTH_RUNTIMES) / 2 * replaced_share
     assert abs(sum(len(r) == 2 for r in running) / len(plans) - two) < 0.05
     one = next(p for p in plans if "wgpu" in p.sit_out and "wgpu-dawn" not in p.sit_out)
     assert swarm.sitting_out(one, ("oracle", "wgpu", "wgpu-dawn")) >= {"wgpu"}
@@ -116,20 +117,20 @@ def test_units_run_the_kernel_on_one_runtime_or_more_never_none() -> None:
 def test_a_gpus_geometry_replaces_dawns_where_heads_stage() -> None:
     """``wgpu-wide`` runs only in units whose head sizes take the staged checkpoint stores at 32 row
     groups (``d > 64``), in ``WIDE_UNITS`` of those, and always in place of Dawn's default geometry."""
-    plans = [swarm.plan(seed, 50) for seed in range(4000)]
+    plans = [la_swarm.plan(seed, 50) for seed in range(4000)]
     staging = [p for p in plans if max(p.limits.head_dim_pool) > 64]
     wide = [p for p in plans if swarm.WIDE_RUNTIME not in p.sit_out]
     assert wide and all(max(p.limits.head_dim_pool) > 64 for p in wide)
     assert all("wgpu-dawn" in p.sit_out for p in wide)
-    assert abs(len(wide) / len(staging) - swarm.WIDE_UNITS) < 0.04
+    assert abs(len(wide) / len(staging) - la_swarm.WIDE_UNITS) < 0.04
 
 
 def test_other_builds_join_a_share_of_the_slow_units():
     """ort-node, ort-webgpu-builtin and ort-web take part only in units where ort-webgpu does (at ORT's head
     sizes), each in some of them and fewer than all: they cost a share of the campaign, not every unit."""
-    plans = [swarm.plan(seed, 10) for seed in range(600)]
+    plans = [la_swarm.plan(seed, 10) for seed in range(600)]
     slow = [p for p in plans if swarm.SLOW_BACKENDS[0] not in p.sit_out]
-    for build in swarm.OTHER_BUILDS:
+    for build in swarm.WORKER_BUILD_SHARES:
         joined = [p for p in plans if build not in p.sit_out]
         assert all(p in slow for p in joined), build
         assert 0 < len(joined) < len(slow), (build, len(joined), len(slow))
@@ -154,10 +155,10 @@ def test_the_ort_builds_check_only_their_shared_shapes_while_the_unit_draws_ever
     from fuzz.campaign.shard import WorkUnit
     from tests.support.fakes import LinearAttentionOracle
 
-    plans = [swarm.plan(seed, 10) for seed in range(600)]
+    plans = [la_swarm.plan(seed, 10) for seed in range(600)]
     ort_units = [p for p in plans if swarm.SLOW_BACKENDS[0] not in p.sit_out]
-    assert ort_units and all(set(p.limits.head_dim_pool) & set(swarm.ORT_HEAD_SIZES[p.tier]) for p in ort_units)
-    assert any(set(p.limits.head_dim_pool) - swarm.ORT_SIZES for p in ort_units), "ORT units never draw other sizes"
+    assert ort_units and all(set(p.limits.head_dim_pool) & set(la_swarm.ORT_HEAD_SIZES[p.tier]) for p in ort_units)
+    assert any(set(p.limits.head_dim_pool) - la_swarm.ORT_SIZES for p in ort_units), "ORT units never draw other sizes"
 
     class Recording(LinearAttentionOracle):
         def __init__(self, name: str) -> None:
@@ -170,18 +171,18 @@ def test_the_ort_builds_check_only_their_shared_shapes_while_the_unit_draws_ever
             return super().run(case)
 
     mixed = next(p for p in ort_units if p.tier == "small" and len(p.limits.head_dim_pool) == 2
-                 and not set(p.limits.head_dim_pool) <= swarm.ORT_SIZES)
+                 and not set(p.limits.head_dim_pool) <= la_swarm.ORT_SIZES)
     ort, other = Recording("ort-webgpu"), Recording("wgpu")
     unit.run_unit(WorkUnit("backends-agree", 0, 3), [ort, other], limits=mixed.limits,
                   settings=settings(profiles.get("ci"), max_examples=60), takes_part=swarm.takes_part)
-    assert ort.sizes and all(dk in swarm.ORT_SIZES and dv in swarm.ORT_SIZES for dk, dv in ort.sizes)
-    assert any(dk not in swarm.ORT_SIZES or dv not in swarm.ORT_SIZES for dk, dv in other.sizes), other.sizes
+    assert ort.sizes and all(dk in la_swarm.ORT_SIZES and dv in la_swarm.ORT_SIZES for dk, dv in ort.sizes)
+    assert any(dk not in la_swarm.ORT_SIZES or dv not in la_swarm.ORT_SIZES for dk, dv in other.sizes), other.sizes
 
 
 def test_units_of_the_chunked_prefill_or_specialised_pipelines_keep_to_one_size_and_dtype():
     """Their pipelines compile slowest (chunked) or per call shape (specialised): such a unit draws one head size
     and one dtype, so it compiles one or two of them; the other units keep pools of two sizes and both dtypes."""
-    plans = [swarm.plan(seed, 10) for seed in range(2000)]
+    plans = [la_swarm.plan(seed, 10) for seed in range(2000)]
     costly = [p for p in plans if {swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_RUNTIME} - p.sit_out]
     assert costly and all(len(p.limits.head_dim_pool) == 1 and len(p.limits.dtypes) == 1 for p in costly)
     assert all(p.limits.max_head_dim == p.limits.head_dim_pool[0] for p in costly)
@@ -204,7 +205,7 @@ def test_only_a_campaigns_first_worker_shrinks_a_documented_crash():
 
 
 def test_inverse_gqa_often_keeps_two_or_more_query_heads() -> None:
-    layouts = [swarm.head_layout(random.Random(seed), 8) for seed in range(4000)]
+    layouts = [la_swarm.head_layout(random.Random(seed), 8) for seed in range(4000)]
     inverse = [(q, kv) for q, kv, _ in layouts if kv > q]
     grouped = sum(q >= 2 for q, _ in inverse)
     assert grouped / len(layouts) > 0.09, "a query head repeated over a group of kv heads is drawn too rarely"
