@@ -102,8 +102,8 @@ def _conv_cases(window: int) -> list:
 
     from hypothesis import HealthCheck, given, settings
 
-    from fuzz.engine.op_testing import CAUSAL_CONV_TESTING
     from fuzz.ops.causal_conv.strategies import ConvLimits
+    from fuzz.ops.causal_conv.testing import TESTING as CAUSAL_CONV_TESTING
 
     limits = replace(ConvLimits.ci(), ndims=(1,), max_window=window)
     drawn = []
