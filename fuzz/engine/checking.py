@@ -43,8 +43,8 @@ class CheckResult:
 class Property:
     """A named correctness property: the cases it needs and the check every backend must pass.
 
-    ``strategy(limits)`` draws the cases of the op whose limits it is given (``Limits``: LinearAttention;
-    ``ConvLimits``: CausalConvWithState); ``ops`` names the ops it applies to (None: every op).
+    ``strategy(limits)`` draws the cases of the op whose limits it is given (its ``OpTesting.limits_type``,
+    ``fuzz.engine.op_testing.for_limits``); ``ops`` names the ops it applies to (None: every op).
     """
 
     name: str
