@@ -17,7 +17,7 @@ room held back at the start (``fuzz.output.Reserve``) is given back for the summ
 example database that cannot be reached is replaced by a local one in each worker
 (``fuzz.campaign.database.FallbackDatabase``); the campaign says so once and records how long it was gone.
 
-A finding the workers classified as known (``fuzz.corpus.known_issues.Classifier``: a documented
+A finding the workers classified as known (``fuzz.corpus.classifier.Classifier``: a documented
 issue, or a corpus mark) is saved once per issue as a corpus entry whose ``known_failure`` mark
 names it, listed in the report, counted, but not new. The result is a ``Summary``
 (``fuzz.campaign.summary``), whose ``exit_status`` is the command's.

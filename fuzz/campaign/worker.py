@@ -30,8 +30,9 @@ from fuzz.campaign.database import UnitDatabase, campaign_database, shared_key
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.swarm import UnitPlan
 from fuzz.campaign.unit import CountingBackend, UnitResult, harness_error, run_unit
+from fuzz.corpus.classifier import Classifier
 from fuzz.corpus.entry import CorpusError, Entry, from_bytes, marks, to_bytes
-from fuzz.corpus.known_issues import Classifier, preshrunk, shrunk_by_the_first_worker
+from fuzz.corpus.shrunk import preshrunk, shrunk_by_the_first_worker
 from fuzz.engine.op_testing import PRESETS, for_op
 from fuzz.engine.properties import resolve_property
 from fuzz.findings import Finding, PropertyFailure

@@ -10,7 +10,7 @@ from support.ort_cases import fixed_case
 
 from fuzz.backends import Unavailable, create
 from fuzz.corpus import entry as corpus
-from fuzz.corpus.known_issues import Classifier
+from fuzz.corpus.classifier import Classifier
 from fuzz.engine.compare import assert_agrees_with_oracle, assert_results_agree
 
 

@@ -8,7 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from fuzz.corpus import entry as corpus
-from fuzz.corpus.known_issues import Classifier, calls_in
+from fuzz.corpus.classifier import Classifier
+from fuzz.corpus.known_issue import calls_in
 from fuzz.findings import Finding
 from fuzz.implementation import Implementation
 from fuzz.model.ops import LINEAR_ATTENTION

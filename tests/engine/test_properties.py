@@ -18,10 +18,12 @@ from hypothesis import settings
 
 from fuzz.backends import REGISTRY, Backend
 from fuzz.backends.oracle import OracleBackend
+from fuzz.backends.registry import WORKER_BUILDS
 from fuzz.campaign import profiles
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import UnitResult, run_unit
-from fuzz.corpus.known_issues import KNOWN_ISSUES, KnownIssue
+from fuzz.corpus.known_issue import KnownIssue
+from fuzz.corpus.known_issues import KNOWN_ISSUES
 from fuzz.engine.op_testing import OpLimits, for_op
 from fuzz.engine.properties import PROPERTIES, check_error_parity
 from fuzz.findings import Kind, PropertyFailure
@@ -48,10 +50,10 @@ def _check(prop: str, selection: list[Backend | str], tmp_path: Path, limits: Op
     return result
 
 
-WORKER_BUILDS = ("ort-node", "ort-web", "ort-webgpu-builtin")
-"""ORT builds in worker processes: a few seconds a property (a browser session per new model), and their window
-is the suite's prefix mode, which ort-cpu and ort-webgpu already put through every property."""
 WORKER_BUILD_PROPERTIES = ("backends-agree", "prefix-oracle", "error-parity")
+"""The properties the ORT builds in worker processes (``WORKER_BUILDS``) take here: each costs them a few seconds
+(a browser session per new model), and their window is the suite's prefix mode, which ort-cpu and ort-webgpu
+already put through every property."""
 
 
 @pytest.mark.slow

@@ -138,7 +138,7 @@ def test_other_builds_join_a_share_of_the_slow_units():
 
 def test_the_issues_of_the_worker_process_builds_in_play_count_as_shrunk():
     """A campaign with ort-web does not shrink ORT Web's documented crash again (a browser per example)."""
-    from fuzz.corpus.known_issues import preshrunk
+    from fuzz.corpus.shrunk import preshrunk
 
     assert "ort-web-kv-heads-zero" in preshrunk(("oracle", "ort-web"))
     assert not any(i.startswith("ort-webgpu-") for i in preshrunk(("ort-webgpu", "ort-web")))
@@ -194,7 +194,7 @@ def test_units_of_the_chunked_prefill_or_specialised_pipelines_keep_to_one_size_
 def test_only_a_campaigns_first_worker_shrinks_a_documented_crash():
     """Shrinking a crash costs a fresh crash-isolated process per example: the first worker shrinks each documented
     crash of the in-process builds once (so the campaign re-finds it), the others count it as shrunk from the start."""
-    from fuzz.corpus.known_issues import preshrunk, shrunk_by_the_first_worker
+    from fuzz.corpus.shrunk import preshrunk, shrunk_by_the_first_worker
 
     names = ("oracle", "ort-webgpu", "wgpu")
     assert shrunk_by_the_first_worker(names, 0) == set()
