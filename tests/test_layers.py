@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fuzz.export",),
     ("fuzz.campaign",),
     ("fuzz.pytest_plugin", "fuzz.bench", "fuzz.setup"),
+    ("fuzz.commands",),
     ("fuzz.cli",),
 )
 """The stack, lowest first: the contract in NumPy; the WGSL kernel; small utilities; the case model (a case

@@ -54,10 +54,9 @@ from fuzz.campaign.focus import Focus
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
 from fuzz.campaign.steering import Steering
-from fuzz.campaign.summary import Summary
+from fuzz.campaign.summary import NATIVE_LOG, Summary
 from fuzz.campaign.unit import OnSaved, UnitResult, UnitStopped, error_line
 from fuzz.campaign.worker import (
-    NATIVE_LOG,
     STOP_SIGNALS,
     UNFINISHED,
     Worker,

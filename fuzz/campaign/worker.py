@@ -28,6 +28,7 @@ from fuzz.backends.device_choice import assign_worker, worker_number
 from fuzz.campaign import profiles, swarm
 from fuzz.campaign.database import UnitDatabase, campaign_database, shared_key
 from fuzz.campaign.shard import WorkUnit
+from fuzz.campaign.summary import NATIVE_LOG
 from fuzz.campaign.swarm import UnitPlan
 from fuzz.campaign.unit import CountingBackend, UnitResult, harness_error, run_unit
 from fuzz.corpus.classifier import Classifier
@@ -41,9 +42,6 @@ from fuzz.ops import registry
 
 SWARM = "swarm"
 """``--limits swarm`` (the default): each unit draws its own slice of the contract (``fuzz.campaign.swarm``)."""
-
-NATIVE_LOG = "native.log"
-"""Under a campaign's ``--out``: what native libraries print in its processes (Dawn's limit warnings)."""
 
 UNFINISHED = ".lafuzz-unfinished"
 """Under a campaign's ``--out``: each running unit's smallest failure so far (``Worker.keep_unfinished``), which the

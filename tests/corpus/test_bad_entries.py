@@ -17,6 +17,7 @@ import pytest
 
 from fuzz import cli
 from fuzz.backends.oracle import OracleBackend
+from fuzz.commands.arguments import EXIT_UNREADABLE
 from fuzz.corpus import entry as corpus
 from fuzz.corpus import replay
 from fuzz.findings import Finding, Kind
@@ -201,7 +202,7 @@ def test_replay_names_each_bad_entry_replays_the_rest_and_exits_2(tmp_path: Path
     bad = _bad_corpus(tmp_path / "corpus", tmp_path / "scratch")
     status = cli.main(["replay", str(tmp_path / "corpus"), "--backends", "oracle", "-v"])
     out = capsys.readouterr().out.splitlines()
-    assert status == cli.EXIT_UNREADABLE == 2
+    assert status == EXIT_UNREADABLE == 2
     for name, message in bad.items():
         assert any(line.startswith(f"unreadable    {name}: ") and re.search(message, line)
                    for line in out), (name, out)
