@@ -68,7 +68,7 @@ from fuzz.campaign.worker import (
 from fuzz.corpus import candidates
 from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import CorpusError, Entry, from_bytes, write_entry
-from fuzz.findings import Finding
+from fuzz.model.findings import Finding
 from fuzz.model.ops import LINEAR_ATTENTION
 from fuzz.output import Reserve
 

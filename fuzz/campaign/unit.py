@@ -55,9 +55,9 @@ from fuzz.corpus.known_issue import KnownIssue
 from fuzz.engine.compare import RATIO_CAP
 from fuzz.engine.op_testing import OpLimits, for_limits
 from fuzz.engine.properties import CheckResult, resolve_property
-from fuzz.findings import Finding, Kind, PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
+from fuzz.model.findings import Finding, Kind, PropertyFailure
 from fuzz.model.pack import slices
 from kernels.resident import ResidentKernel
 

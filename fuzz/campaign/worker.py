@@ -36,7 +36,7 @@ from fuzz.corpus.entry import CorpusError, Entry, from_bytes, marks, to_bytes
 from fuzz.corpus.shrunk import preshrunk, shrunk_by_the_first_worker
 from fuzz.engine.op_testing import PRESETS, for_op
 from fuzz.engine.properties import resolve_property
-from fuzz.findings import Finding, PropertyFailure
+from fuzz.model.findings import Finding, PropertyFailure
 from fuzz.model.ops import LINEAR_ATTENTION
 from fuzz.ops import registry
 

@@ -18,9 +18,9 @@ from collections.abc import Iterable, Mapping
 from fuzz.backends.base import Backend
 from fuzz.corpus.known_issue import KnownIssue
 from fuzz.corpus.known_issues import KNOWN_ISSUES
-from fuzz.findings import Finding, KnownMark
 from fuzz.implementation import Implementation
 from fuzz.model.case import Case
+from fuzz.model.findings import Finding, KnownMark
 
 
 class Classifier:

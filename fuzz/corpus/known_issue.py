@@ -16,9 +16,9 @@ from typing import TypedDict
 from packaging.specifiers import SpecifierSet
 
 from fuzz.engine.hybrid_block import la_calls
-from fuzz.findings import Finding, Kind, KnownMark
 from fuzz.implementation import Implementation
 from fuzz.model.case import Case
+from fuzz.model.findings import Finding, Kind, KnownMark
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
 from oracles.validation import ValidationError
 

@@ -19,8 +19,8 @@ from packaging.specifiers import SpecifierSet
 
 from fuzz.backends.registry import WORKER_BUILDS
 from fuzz.corpus.known_issue import Build, KnownIssue
-from fuzz.findings import Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Kind
 from fuzz.model.ops import CAUSAL_CONV
 from oracles.validation import DELTA_RULES, GATED_RULES, ValidationError
 

@@ -32,8 +32,8 @@ from fuzz.backends.registry import UnknownRecordedBackend, check_recorded
 from fuzz.corpus.classifier import Classifier
 from fuzz.corpus.entry import CorpusError, Entry
 from fuzz.engine.properties import resolve_property
-from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
+from fuzz.model.findings import PropertyFailure
 
 PASS, REGRESSION, STILL_FAILING, NOW_FIXED, SKIPPED = "pass", "regression", "still failing", "now fixed", "skipped"
 REFUSED = "refused"

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from fuzz.backends.registry import WORKER_BUILDS
 from fuzz.corpus.known_issues import KNOWN_ISSUES
-from fuzz.findings import Kind
+from fuzz.model.findings import Kind
 
 
 def preshrunk(backends: Iterable[str]) -> set[str]:

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from fuzz.backends import Backend, ChainCall, Crashed, Rejected, TimedOut, Unsupported
 from fuzz.engine.compare import Mismatch, MismatchError, Where, element_ratios
 from fuzz.engine.op_testing import OpTesting, for_op
-from fuzz.findings import Finding, Kind, PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
+from fuzz.model.findings import Finding, Kind, PropertyFailure
 
 
 @dataclass

@@ -37,10 +37,10 @@ import oracles
 from fuzz.backends import Backend
 from fuzz.backends.device_block import run_block_resident
 from fuzz.engine.checking import Check, CheckResult, Property
-from fuzz.findings import PropertyFailure
 from fuzz.model.block import BlockCall, BlockResult, BlockRun
 from fuzz.model.case import Case
 from fuzz.model.chain import ACCEPT_MODES, token_spans
+from fuzz.model.findings import PropertyFailure
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
 from fuzz.ops.causal_conv.strategies import ConvLayout, ConvLimits, ConvShape, build_conv_case
 from fuzz.ops.causal_conv.tolerance import exact_conv_answer

@@ -15,8 +15,8 @@ from fuzz.corpus.known_issues import issue
 from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle
 from fuzz.engine.op_testing import exact_for
 from fuzz.engine.properties import check_backends_agree, check_error_parity
-from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
+from fuzz.model.findings import PropertyFailure
 from fuzz.model.ops import CAUSAL_CONV
 from fuzz.ops.causal_conv.strategies import ConvLimits
 from fuzz.ops.causal_conv.testing import TESTING as CAUSAL_CONV_TESTING

@@ -241,7 +241,7 @@ def test_a_known_issue_another_worker_published_is_not_shrunk_again(tmp_path):
     from fuzz.campaign.database import shared_key
     from fuzz.campaign.worker import Worker
     from fuzz.engine.properties import PROPERTIES
-    from fuzz.findings import PropertyFailure
+    from fuzz.model.findings import PropertyFailure
     from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, build_case
 
     case = build_case(  # a delta rule with a shared beta over two kv heads: what the EP misreads

@@ -20,8 +20,8 @@ from fuzz.backends.oracle import OracleBackend
 from fuzz.commands.arguments import EXIT_UNREADABLE
 from fuzz.corpus import entry as corpus
 from fuzz.corpus import replay
-from fuzz.findings import Finding, Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Finding, Kind
 
 GOOD = Path(__file__).resolve().parents[2] / "corpus" / "backends-agree" / "00d86dda26a3e9f8"
 """A real, unmarked CUDA reference entry (``arrays.npz`` form) that the oracle agrees with."""

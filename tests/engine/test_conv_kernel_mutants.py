@@ -16,8 +16,8 @@ from fuzz.backends import Backend
 from fuzz.campaign import conv_swarm
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import run_unit
-from fuzz.findings import Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Kind
 from fuzz.ops.causal_conv.strategies import ConvLimits
 from kernels.causal_conv import WORKGROUP_SIZE
 

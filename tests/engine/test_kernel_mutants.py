@@ -21,8 +21,8 @@ from support.swarm_hunt import hunt
 from fuzz.backends import Backend
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import UnitResult, run_unit
-from fuzz.findings import Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Kind
 from fuzz.model.pack import slices
 from fuzz.ops.linear_attention import swarm as la_swarm
 from fuzz.ops.linear_attention.strategies import Limits

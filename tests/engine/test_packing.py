@@ -23,8 +23,8 @@ from fuzz.campaign.unit import run_unit
 from fuzz.corpus.known_issues import KNOWN_ISSUES
 from fuzz.engine.op_testing import OpTesting, exact_for
 from fuzz.engine.properties import PROPERTIES
-from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
+from fuzz.model.findings import PropertyFailure
 from fuzz.model.ops import CAUSAL_CONV
 from fuzz.model.pack import PACK, batch_axis, slice_of, slices
 from fuzz.ops.causal_conv.strategies import ConvLimits

@@ -26,8 +26,8 @@ from fuzz.corpus.known_issue import KnownIssue
 from fuzz.corpus.known_issues import KNOWN_ISSUES
 from fuzz.engine.op_testing import OpLimits, for_op
 from fuzz.engine.properties import PROPERTIES, check_error_parity
-from fuzz.findings import Kind, PropertyFailure
 from fuzz.model.case import Case
+from fuzz.model.findings import Kind, PropertyFailure
 from fuzz.ops.linear_attention.bad_inputs import BREAKERS, break_case
 from fuzz.ops.linear_attention.strategies import Layout, Limits, Numerics, Shape, build_case
 from fuzz.ops.linear_attention.tolerance import exact_answer

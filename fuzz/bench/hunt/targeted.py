@@ -27,9 +27,9 @@ from fuzz.backends import Backend, create
 from fuzz.bench.hunt.catalogue import CATALOGUE, Bug, Target, load, select
 from fuzz.engine.hybrid_block import Block
 from fuzz.engine.properties import resolve_property
-from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
+from fuzz.model.findings import PropertyFailure
 from fuzz.ops.causal_conv.strategies import ConvLayout, ConvShape, build_conv_case
 from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, poisoned
 from fuzz.ops.linear_attention.strategies import build_case as build_la_case

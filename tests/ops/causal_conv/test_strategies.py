@@ -16,8 +16,8 @@ from fuzz.campaign.coverage import buckets, reached_by_op, universe
 from fuzz.corpus.entry import Entry, from_bytes, read_entry, to_bytes, write_entry
 from fuzz.engine.op_testing import for_limits
 from fuzz.engine.properties import PROPERTIES
-from fuzz.findings import Finding, Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Finding, Kind
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
 from fuzz.ops.causal_conv.bad_inputs import CONV_RULES
 from fuzz.ops.causal_conv.strategies import ConvLimits

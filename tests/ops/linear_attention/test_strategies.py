@@ -14,8 +14,8 @@ import oracles
 from fuzz.campaign import profiles
 from fuzz.campaign.coverage import buckets
 from fuzz.corpus.entry import Entry, from_bytes, read_entry, to_bytes, write_entry
-from fuzz.findings import Finding, Kind
 from fuzz.model.case import POISON_KINDS, Case
+from fuzz.model.findings import Finding, Kind
 from fuzz.ops.linear_attention.bad_inputs import BREAKERS, RULES, break_case, invalid_cases
 from fuzz.ops.linear_attention.strategies import (
     Layout,
