@@ -99,8 +99,9 @@ WORKER_BUILD_SHARES = {"ort-node": 0.5, "ort-webgpu-builtin": 0.5, "ort-web": 0.
 """The other WebGPU builds of ORT (``fuzz.backends.registry.WORKER_BUILDS``: a worker process each, Node, another
 Python, a browser tab) and the share of the units of ``SLOW_BACKENDS`` (those in which ort-webgpu takes part, at
 the op's ORT shapes, ``OpSwarm.ort_shape``, whether or
-not it is in the campaign) that each joins: on lavapipe and SwiftShader they cost what ort-webgpu costs or
-more (a new session in the browser took 1-3 s), so each costs a share of the units, not every unit's rate.
+not it is in the campaign) that each joins: on a software adapter they cost what ort-webgpu costs or more (a new
+session in the browser costs seconds: docs/results/2026-12-06-figures-from-comments/), so each costs a share of
+the units, not every unit's rate.
 Drawn after everything else, so that the other backends' plans of a seed stay as they were."""
 
 ORT_BUILDS = (*SLOW_BACKENDS, *WORKER_BUILD_SHARES)
@@ -110,8 +111,8 @@ layout, dtype, the workgroup ``d_k`` rounds up to, the tile ``d_v`` gives, ``T >
 
 REMOTE_ELEMENTS = 1 << 20
 """The most input elements of a case that the builds of ``WORKER_BUILD_SHARES`` check: each call ships its tensors to
-a worker process, which at a long conv call of thousands of channels took tens of seconds, or gave no answer
-within its time-out (``LONG_CALLS``)."""
+a worker process, which at a long conv call of thousands of channels costs more than the rest of a unit, or gives no
+answer within its time-out (``LONG_CALLS``)."""
 
 
 def takes_part(backend: str, case: Case) -> bool:

@@ -13,7 +13,7 @@ from fuzz.model.findings import Kind
 def preshrunk(backends: Iterable[str]) -> set[str]:
     """The documented issues of the builds in worker processes among ``backends``. A campaign counts them as shrunk
     from its start (the builds sit out the cases they affect): shrinking a crash there again costs a worker, or a
-    browser, per example (4-9 s each for a browser); ``lafuzz matrix`` and the tests check them instead."""
+    browser, per example (seconds each: docs/other-builds.md); ``lafuzz matrix`` and the tests check them instead."""
     names = set(backends)
     return {known.id for known in KNOWN_ISSUES if known.backend in WORKER_BUILDS and known.backend in names}
 

@@ -32,13 +32,11 @@ Each result is compared with the exact answer, which the float64 oracle gives (i
     implementation flush subnormal inputs and outputs of float operations to zero (WGSL §15.7.2),
     so such a result may lose all of itself. Negligible for normal values (about ``1e-37`` for
     float32); it keeps results in the float32 subnormal range from being reported as mismatches
-    (seen: an output of ``-4.1e-41`` one subnormal step off on ORT's CPU EP; outputs of
-    ``-2.2e-41`` and ``1.5e-40`` returned as 0 by ORT's WebGPU EP on the H200). The same loss on a
+    (the cases that showed it: docs/findings.md). The same loss on a
     *state* reaches an output multiplied by ``scale * |q|``: so the state magnitude behind every
     block is at least ``UNDERFLOW_FLOOR`` (float32's smallest normal over its epsilon), and the
     accumulation term (``eps * block``) then carries ``scale * |q| * smallest_normal`` per operation
-    (seen: an output of ``-4.5e-40`` off by 27 subnormal steps on the CPU EP, a large query reading
-    a subnormal state).
+    (a large query reading a subnormal state: docs/findings.md).
 ``reseeded``
     Only for results that resumed from a stored slot (select-and-resume, or a call continuing the
     state an earlier call stored): the slot was rounded to the stored type before the next call
