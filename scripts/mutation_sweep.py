@@ -49,7 +49,8 @@ LA_BROAD = ("tests/kernels/test_kernel_device.py", "tests/kernels/test_kernel_on
             "tests/corpus/test_replay.py", "tests/corpus/test_cuda_reference.py", "tests/bench/test_block_bench.py")
 CONV_FAST = ("tests/kernels/test_conv_kernel.py", "tests/kernels/test_conv_kernel_onnx_cases.py")
 CONV_BROAD = ("tests/kernels/test_kernel_ort_unit_cases.py", "tests/backends/test_conv_backends.py",
-              "tests/engine/test_conv_cases.py", "tests/engine/test_hybrid_block.py", "tests/bench/test_block_bench.py")
+              "tests/ops/causal_conv/test_strategies.py", "tests/engine/test_hybrid_block.py",
+              "tests/bench/test_block_bench.py")
 QKV_FAST = ("tests/kernels/test_qkv_split.py",)
 QKV_BROAD = ("tests/engine/test_hybrid_block.py", "tests/bench/test_block_bench.py")
 

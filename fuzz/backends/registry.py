@@ -34,6 +34,10 @@ REGISTRY: dict[str, str] = {
 }
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""
 
+WORKER_BUILDS = ("ort-node", "ort-web", "ort-webgpu-builtin")
+"""The other WebGPU builds of ONNX Runtime, each run in a worker process of its own (``fuzz.backends.ort_remote``):
+Node, a browser tab, another Python."""
+
 
 class UnknownRecordedBackend(KeyError):
     """A backend name read from data that is not a registry name: refused before any import."""

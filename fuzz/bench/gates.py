@@ -162,8 +162,8 @@ def timing_gate(name: str, config: str, round_medians: Mapping[Hashable, np.ndar
 
 
 def overhead(verify_w: float, verify_0: float) -> float | None:
-    """Relative slowdown of the windowed call; None (undefined) where the call without the window timed at zero,
-    as a timer coarser than the call reads it (Dawn's timestamps on an H200 came in steps of 65.5 us)."""
+    """Relative slowdown of the windowed call; None (undefined) where ``verify_0`` timed at zero (a timer coarser
+    than the call: see docs/benchmark.md)."""
     if verify_0 <= 0:
         return None
     return (verify_w - verify_0) / verify_0

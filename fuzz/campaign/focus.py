@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from fuzz.backends.registry import REGISTRY
+from fuzz.backends.registry import REGISTRY, WORKER_BUILDS
 from fuzz.engine.properties import resolve_property
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION, OPS
 
@@ -24,7 +24,7 @@ LA_KERNELS = ("wgpu", "wgpu-dawn", "wgpu-chunked", "wgpu-wide", "wgpu-specialise
 CONV_KERNELS = ("wgpu-conv", "wgpu-conv-dawn")
 KERNELS = (*LA_KERNELS, *CONV_KERNELS)
 ORT_IN_PROCESS = ("ort-cpu", "ort-webgpu", "ort-cuda")
-ORT_REMOTE = ("ort-node", "ort-web", "ort-webgpu-builtin")
+ORT_REMOTE = WORKER_BUILDS
 ORT = (*ORT_IN_PROCESS, *ORT_REMOTE)
 DEVICE_BLOCK = ("wgpu", "wgpu-dawn", *CONV_KERNELS)
 """The kernels the hybrid block pairs on one device (``fuzz.backends.device_block``)."""

@@ -13,7 +13,7 @@ Layout: ``<root>/<property>/<id>/entry.json``, plus ``arrays.npz`` when the arra
 - ``expected`` and ``seen``: what the contract asked for and what happened (the property's report,
   the error, tolerance and ratio of a mismatch, and the finding's note, e.g. "known in 0.4.0, also
   in 0.5.0");
-  together with the fields above, the ``fuzz.findings.Finding`` the entry was made from;
+  together with the fields above, the ``fuzz.model.findings.Finding`` the entry was made from;
 - ``provenance``: when, by which campaign seed/shard/unit, with which backend versions and adapters;
 - ``known_failure`` (optional): ``{"backend", "issue", "implementation", "explanation"}``, set by
   a campaign for a documented issue or by a person when the fault is in an implementation we do not
@@ -43,8 +43,8 @@ import numpy as np
 
 from fuzz import atomic
 from fuzz.engine.properties import PROPERTIES
-from fuzz.findings import Finding, Kind, KnownMark
 from fuzz.model.case import Case
+from fuzz.model.findings import Finding, Kind, KnownMark
 from fuzz.model.ops import OPS
 from oracles.validation import ValidationError
 

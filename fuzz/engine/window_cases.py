@@ -1,8 +1,8 @@
 """The window's cases, written once for every op: short calls, poisoned past slots, select-and-resume.
 
 Each takes the op's strategy for valid cases (``cases(limits, *, state_window=, seq_len=, has_past=,
-notes=)``: LinearAttention's ``fuzz.engine.strategies.cases``, CausalConvWithState's
-``fuzz.engine.conv_strategies.conv_cases``) and the op's limits (anything with ``max_window``,
+notes=)``: LinearAttention's ``fuzz.ops.linear_attention.strategies.cases``, CausalConvWithState's
+``fuzz.ops.causal_conv.strategies.conv_cases``) and the op's limits (anything with ``max_window``,
 ``min_seq_len``, ``max_seq_len`` and ``max_next_tokens``), and draws the window's part first.
 """
 
@@ -12,8 +12,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fuzz.engine.strategies import CasesFn, one_of_values, poisoned, seq_lens
 from fuzz.model.case import POISON_KINDS, Case
+from fuzz.ops.linear_attention.strategies import CasesFn, one_of_values, poisoned, seq_lens
 from oracles.rollback import represented_acceptances
 
 

@@ -1,11 +1,11 @@
 """A bug's targeted case: built from the catalogue's fields, checked once, with a verdict.
 
 ``build_case`` realises the fields (sizes, dtype, window, layout, seed) through the strategies' own builders
-(``fuzz.engine.strategies.build_case``, ``fuzz.engine.conv_strategies.build_conv_case``), so a targeted case is
-a case a campaign could draw, deterministic in its seed. ``check`` runs the target's property on its backends:
-``fails`` (the property fails, or a backend or the oracle raises), ``passes``, or ``vacuous`` (a backend sat out
-or nothing was compared: the case proves nothing here). A bug is proven wrong by its case when the case fails
-with the bug planted and passes without it.
+(``fuzz.ops.linear_attention.strategies.build_case``, ``fuzz.ops.causal_conv.strategies.build_conv_case``), so a
+targeted case is a case a campaign could draw, deterministic in its seed. ``check`` runs the target's property on
+its backends: ``fails`` (the property fails, or a backend or the oracle raises), ``passes``, or ``vacuous`` (a
+backend sat out or nothing was compared: the case proves nothing here). A bug is proven wrong by its case when the
+case fails with the bug planted and passes without it.
 
 ``python -m fuzz.bench.hunt.targeted ID...`` checks the named bugs' cases in this process's tree and prints one
 JSON line per bug: how ``--check`` runs them in a planted copy, where the kernels, oracles and engine imported are
@@ -25,14 +25,14 @@ from typing import Any
 from fuzz import environment
 from fuzz.backends import Backend, create
 from fuzz.bench.hunt.catalogue import CATALOGUE, Bug, Target, load, select
-from fuzz.engine.conv_strategies import ConvLayout, ConvShape, build_conv_case
 from fuzz.engine.hybrid_block import Block
 from fuzz.engine.properties import resolve_property
-from fuzz.engine.strategies import Layout, Numerics, Shape, poisoned
-from fuzz.engine.strategies import build_case as build_la_case
-from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
+from fuzz.model.findings import PropertyFailure
+from fuzz.ops.causal_conv.strategies import ConvLayout, ConvShape, build_conv_case
+from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, poisoned
+from fuzz.ops.linear_attention.strategies import build_case as build_la_case
 from oracles.block import QkvWidths
 from oracles.validation import DELTA_RULES, GATED_RULES
 

@@ -1,10 +1,10 @@
 """Hypothesis strategies for invalid CausalConvWithState calls: each case breaks exactly one rule.
 
-As LinearAttention's (``fuzz.engine.bad_inputs``): a valid case is drawn, one ``Breaker`` edits its
+As LinearAttention's (``fuzz.ops.linear_attention.bad_inputs``): a valid case is drawn, one ``Breaker`` edits its
 shapes, dtypes or attributes to break a single rule of ``oracles.causal_conv.validate``, and fresh values
 are realised. ``notes["broken_rule"]`` names the rule; every case is confirmed invalid by the shared
 validation before it is returned. ``T = 0`` is the rule a backend may answer by passing the state through
-(``fuzz.engine.bad_inputs.PASS_THROUGH_RULES``, the same name for every op).
+(``fuzz.ops.linear_attention.bad_inputs.PASS_THROUGH_RULES``, the same name for every op).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from fuzz.engine.bad_inputs import Breaker, always, confirmed_invalid
-from fuzz.engine.conv_strategies import ConvLimits, conv_cases
-from fuzz.engine.strategies import one_of_values
 from fuzz.model.case import Case
 from fuzz.model.ops import CAUSAL_CONV
+from fuzz.ops.causal_conv.strategies import ConvLimits, conv_cases
+from fuzz.ops.linear_attention.bad_inputs import Breaker, always, confirmed_invalid
+from fuzz.ops.linear_attention.strategies import one_of_values
 from oracles.causal_conv import ConvDims
 from oracles.validation import MAX_STATE_WINDOW
 

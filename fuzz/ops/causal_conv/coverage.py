@@ -6,10 +6,10 @@ The axes are named ``conv <axis>`` so that they sit beside LinearAttention's in 
 
 from __future__ import annotations
 
-from fuzz.campaign.bucketing import OPEN, STATE_BINDINGS, in_range, state_binding
-from fuzz.engine.conv_bad_inputs import CONV_RULES
-from fuzz.engine.strategies import MAGNITUDES
+from fuzz.campaign.bucketing import OPEN, STATE_BINDINGS, OpCoverage, in_range, state_binding
 from fuzz.model.case import POISON_KINDS, Case
+from fuzz.ops.causal_conv.bad_inputs import CONV_RULES
+from fuzz.ops.linear_attention.strategies import MAGNITUDES
 from oracles.causal_conv import ACTIVATIONS, MAX_NDIM, ConvDims
 from oracles.validation import MAX_STATE_WINDOW, ValidationError
 
@@ -89,3 +89,7 @@ def conv_buckets(case: Case) -> dict[str, str]:
     if d.state_window:
         found["conv W x T vs W"] = f"W {d.state_window}, {_t_vs_w(d)}"
     return found
+
+
+COVERAGE = OpCoverage(axes=CONV_AXES, buckets=lambda case, chunked: conv_buckets(case))
+"""CausalConvWithState's axes and the buckets of its cases (no chunked prefill: ``chunked`` changes nothing)."""

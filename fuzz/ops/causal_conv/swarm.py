@@ -1,9 +1,9 @@
-"""Swarm plans of CausalConvWithState units, and which op a swarm unit tests.
+"""Swarm plans of CausalConvWithState units.
 
-A unit's op is drawn from its seed (``unit_op``): ``CONV_UNITS`` of the units whose property applies to
-both ops test the convolution (from their own random stream, so a LinearAttention unit's plan is the one
-``fuzz.campaign.swarm.plan`` always drew for its seed). A conv unit then draws its own slice of the conv
-contract (``plan``), as LinearAttention's units do (``fuzz.campaign.swarm``: swarm testing, Groce et al.):
+A unit's op is drawn from its seed (``fuzz.campaign.swarm.unit_op``): ``CONV_UNITS`` of the units whose property
+applies to both ops test the convolution (from their own random stream, so a LinearAttention unit's plan is the one
+``fuzz.ops.linear_attention.swarm.plan`` always drew for its seed). A conv unit then draws its own slice of the
+conv contract (``plan``), as LinearAttention's units do (``fuzz.campaign.swarm``: swarm testing, Groce et al.):
 
 - a size tier: small (channels up to 16, ``T`` up to 16), medium (up to 256 channels, ``T`` up to 32),
   large (up to 2048 channels, as the hybrid models' convolutions have, ``T`` up to 64) or long (up to 8192
@@ -13,7 +13,7 @@ contract (``plan``), as LinearAttention's units do (``fuzz.campaign.swarm``: swa
   kernel sizes (4, the models' size, most often), the largest dilation, which activations, dtypes and
   whether a bias is drawn;
 - whether the WebGPU builds of ORT take part: by the shares of a cheap LinearAttention unit (``SIT_OUT``,
-  ``OTHER_BUILDS``), since each compiles a shader per variant of the conv's attributes on a software adapter.
+  ``WORKER_BUILD_SHARES``), since each compiles a shader per variant of the conv's attributes on a software adapter.
 
 The conv kernel's backends on both WebGPU implementations take part in every conv unit. Of LinearAttention's
 kernel, which takes part only in the hybrid block (the convolution's output through LinearAttention), a conv
@@ -37,21 +37,19 @@ from fuzz.campaign.swarm import (
     TENS_OF_CHUNKS,
     UNIT_SECONDS,
     WIDE_RUNTIME,
+    OpSwarm,
     UnitPlan,
     longest_range,
     other_builds_out,
+    subset,
 )
-from fuzz.engine.conv_strategies import KERNEL_SIZES, ConvLimits
-from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
+from fuzz.ops.causal_conv.strategies import KERNEL_SIZES, ConvLimits
 from oracles.causal_conv import ACTIVATIONS
 
 CONV_UNITS = 0.3
 """The share of swarm units that test CausalConvWithState where their property applies to both ops: its
 cases are cheap (a call costs a fraction of a LinearAttention call of the same tier), so it takes fewer units
 than LinearAttention for about as many cases."""
-
-OP_STREAM = 0x436F6E76
-"""Mixed into a unit's seed for the op draw, so the op has its own random stream."""
 
 
 @dataclass(frozen=True)
@@ -88,26 +86,12 @@ KERNEL_DRAWS = (*KERNEL_SIZES, 4, 4, 4, 2, 3)
 """Causal kernel sizes as drawn (repeats as weights): 4, the size of the hybrid models' convolutions, most."""
 
 
-def unit_op(seed: int, ops: tuple[str, ...]) -> str:
-    """The op a swarm unit with this seed tests, among ``ops`` (those its property applies to)."""
-    if len(ops) == 1:
-        return ops[0]
-    conv = random.Random(seed ^ OP_STREAM).random() < CONV_UNITS
-    return CAUSAL_CONV.name if conv and CAUSAL_CONV.name in ops else LINEAR_ATTENTION.name
-
-
-def _subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
-    if rng.random() < keep_all:
-        return items
-    chosen = tuple(x for x in items if rng.random() < 0.5)
-    return chosen or (rng.choice(items),)
-
-
 def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: str | None = None,
-         only: frozenset[str] | None = None, longest: bool = False) -> UnitPlan:
+         form: str | None = None, only: frozenset[str] | None = None, longest: bool = False) -> UnitPlan:
     """The conv plan of the unit whose seed is ``seed`` (deterministic); the first rounds keep to the small tier.
     A unit the campaign steers is given its tier (``tier_name``), the backends it runs (``only``) and, where the
-    change shows at long calls, the tier's longest ``T`` range (``longest``)."""
+    change shows at long calls, the tier's longest ``T`` range (``longest``). The conv's kernel has one form, so
+    ``form`` (None or ``""``) draws nothing."""
     rng = random.Random(seed)
     tier = CONV_TIERS[0] if warming_up else rng.choices(CONV_TIERS, weights=[t.weight for t in CONV_TIERS])[0]
     if tier_name is not None:
@@ -118,10 +102,10 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: 
         max_batch=rng.choice((1, 2, 3, 4)), min_seq_len=min_t, max_seq_len=max_t,
         max_channels=rng.choice((tier.max_channels, max(1, tier.max_channels // 8))), kernel_sizes=kernels,
         max_dilation=rng.choice((1, 1, 2, 3, 4)), max_next_tokens=rng.choice((1, 2, 3, 4)),
-        ndims=(1,) if rng.random() < 0.8 else (1, 2, 3), channels_last=_subset(rng, (False, True), keep_all=0.5),
-        activations=_subset(rng, ACTIVATIONS, keep_all=0.5),
+        ndims=(1,) if rng.random() < 0.8 else (1, 2, 3), channels_last=subset(rng, (False, True), keep_all=0.5),
+        activations=subset(rng, ACTIVATIONS, keep_all=0.5),
         dtypes=rng.choice((("float32", "float16"), ("float32",), ("float16",))),
-        biases=_subset(rng, (False, True), keep_all=0.5), max_spatial=rng.choice((1, 2, 3)),
+        biases=subset(rng, (False, True), keep_all=0.5), max_spatial=rng.choice((1, 2, 3)),
         max_elements=tier.max_elements,
     )
     targeting = rng.random() < TARGETING
@@ -129,3 +113,8 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: 
     sit_out = CONV_SIT_OUT | slow_out | other_builds_out(rng, slow_unit=not slow_out)
     return UnitPlan(tier=tier.name, limits=limits, examples=min(base_examples, tier.examples or base_examples),
                     sit_out=sit_out, seconds=UNIT_SECONDS, targeting=targeting, only=only)
+
+
+SWARM = OpSwarm(share=CONV_UNITS, tiers=tuple((t.name, t.weight) for t in CONV_TIERS), forms=lambda name: {"": 1.0},
+                plan=plan, ort_shape=lambda case: True)
+"""CausalConvWithState's part of the swarm; the ORT builds check every conv case."""

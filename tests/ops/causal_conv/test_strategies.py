@@ -12,15 +12,16 @@ import numpy as np
 import pytest
 from support.sampling import sample
 
-from fuzz.campaign.coverage import UNIVERSE, buckets, reached_by_op
+from fuzz.campaign.coverage import buckets, reached_by_op, universe
 from fuzz.corpus.entry import Entry, from_bytes, read_entry, to_bytes, write_entry
-from fuzz.engine.conv_bad_inputs import CONV_RULES
-from fuzz.engine.conv_strategies import ConvLimits
-from fuzz.engine.op_testing import CAUSAL_CONV_TESTING, for_limits
+from fuzz.engine.op_testing import for_limits
 from fuzz.engine.properties import PROPERTIES
-from fuzz.findings import Finding, Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Finding, Kind
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
+from fuzz.ops.causal_conv.bad_inputs import CONV_RULES
+from fuzz.ops.causal_conv.strategies import ConvLimits
+from fuzz.ops.causal_conv.testing import TESTING as CAUSAL_CONV_TESTING
 from oracles import ValidationError
 
 LIMITS = ConvLimits.ci()
@@ -45,7 +46,7 @@ def test_valid_cases_reach_every_axis_of_the_conv_contract(valid: list[Case]) ->
     seen = Counter(label for case in valid for label in buckets(case))
     for axis in ("conv ndim", "conv layout", "conv activation", "conv bias", "conv dtype", "conv T vs W",
                  "conv T vs L"):
-        missing = [b for b in UNIVERSE[axis] if not seen[f"{axis}: {b}"]]
+        missing = [b for b in universe()[axis] if not seen[f"{axis}: {b}"]]
         assert not missing, f"{axis}: never drawn {missing}"
     assert {"conv kernel: 1", "conv dilation: 2", "conv state: past", "conv state: no past"} <= set(seen)
     assert any(not case.attrs for case in valid) and any(len(case.attrs) == 5 for case in valid), \

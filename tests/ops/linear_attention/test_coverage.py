@@ -8,10 +8,11 @@ from collections import Counter
 
 import pytest
 
-from fuzz.campaign.coverage import AXES, UNIVERSE, buckets, d_k_classes, never_reached, reached, table
-from fuzz.engine.bad_inputs import BREAKERS, break_case
-from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
+from fuzz.campaign.coverage import buckets, never_reached, reached, table, universe
 from fuzz.model.pack import PACK, slice_of
+from fuzz.ops.linear_attention.bad_inputs import BREAKERS, break_case
+from fuzz.ops.linear_attention.coverage import AXES, d_k_classes
+from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, build_case
 from kernels.shader import CHUNK_SIZE, KernelSpec
 
 
@@ -44,7 +45,7 @@ def test_a_case_falls_in_one_bucket_of_each_axis_it_has() -> None:
     assert "delta rule x beta x H_kv: gated_delta, beta shared, H_kv > 1" in labels
     for label in labels:
         axis, _, bucket = label.partition(": ")
-        assert bucket in UNIVERSE[axis], label
+        assert bucket in universe()[axis], label
 
 
 @pytest.mark.parametrize(("seq_len", "chunks"), [(1, "part of one"), (CHUNK_SIZE - 1, "part of one"),
@@ -85,16 +86,16 @@ def test_an_invalid_case_is_counted_by_its_broken_rule() -> None:
 
 @pytest.mark.parametrize("axis", list(AXES))
 def test_every_axis_has_buckets(axis: str) -> None:
-    assert UNIVERSE[axis]
+    assert universe()[axis]
 
 
 def test_table_keeps_zeros_and_names_what_was_never_reached() -> None:
     counts = Counter(buckets(_case()))
     rows = table(counts)
-    assert set(rows) == set(UNIVERSE) and rows["rule"]["gated_delta"] == 1 and rows["rule"]["linear"] == 0
+    assert set(rows) == set(universe()) and rows["rule"]["gated_delta"] == 1 and rows["rule"]["linear"] == 0
     missing = never_reached(rows)
     hit, total = reached(counts)
-    assert hit == len(counts) and total == sum(len(v) for v in UNIVERSE.values()) == hit + len(missing)
+    assert hit == len(counts) and total == sum(len(v) for v in universe().values()) == hit + len(missing)
     assert "rule: linear" in missing and "rule: gated_delta" not in missing
 
 

@@ -4,24 +4,26 @@ from __future__ import annotations
 
 from collections import Counter
 
-from fuzz.campaign import conv_swarm, swarm
+from fuzz.campaign import swarm
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.worker import plan_for
-from fuzz.engine.conv_strategies import ConvLimits
-from fuzz.engine.strategies import Limits
+from fuzz.ops.causal_conv import swarm as conv_swarm
+from fuzz.ops.causal_conv.strategies import ConvLimits
+from fuzz.ops.linear_attention import swarm as la_swarm
+from fuzz.ops.linear_attention.strategies import Limits
 
 BOTH = ("LinearAttention", "CausalConvWithState")
 SEEDS = range(1, 2001)
 
 
 def test_the_op_is_drawn_from_the_seed_alone_and_keeps_linear_attentions_plans() -> None:
-    ops = [conv_swarm.unit_op(seed, BOTH) for seed in SEEDS]
-    assert ops == [conv_swarm.unit_op(seed, BOTH) for seed in SEEDS]
+    ops = [swarm.unit_op(seed, BOTH) for seed in SEEDS]
+    assert ops == [swarm.unit_op(seed, BOTH) for seed in SEEDS]
     assert abs(ops.count("CausalConvWithState") / len(ops) - conv_swarm.CONV_UNITS) < 0.04
-    assert {conv_swarm.unit_op(seed, ("LinearAttention",)) for seed in SEEDS} == {"LinearAttention"}
+    assert {swarm.unit_op(seed, ("LinearAttention",)) for seed in SEEDS} == {"LinearAttention"}
     for seed in (s for s, op in zip(SEEDS, ops, strict=True) if op == "LinearAttention"):
         unit = WorkUnit("backends-agree", 5, seed)
-        assert plan_for("swarm", unit, 50, BOTH) == swarm.plan(seed, 50)  # the plan it always drew
+        assert plan_for("swarm", unit, 50, BOTH) == la_swarm.plan(seed, 50)  # the plan it always drew
 
 
 def test_conv_plans_reach_the_contract_within_their_caps() -> None:
@@ -53,7 +55,7 @@ def test_conv_units_run_the_conv_kernel_on_both_runtimes() -> None:
     so do LinearAttention's default kernels, its partners in the hybrid block; its variants sit out."""
     names = ("oracle", "wgpu", "wgpu-dawn", "wgpu-chunked", "wgpu-specialised", "wgpu-wide", "wgpu-conv",
              "wgpu-conv-dawn", "ort-webgpu")
-    conv_seeds = [s for s in SEEDS if conv_swarm.unit_op(s, BOTH) == "CausalConvWithState"]
+    conv_seeds = [s for s in SEEDS if swarm.unit_op(s, BOTH) == "CausalConvWithState"]
     for seed in conv_seeds:
         plan = plan_for("swarm", WorkUnit("prefix-oracle", 5, seed), 50, BOTH)
         assert isinstance(plan.limits, ConvLimits)
@@ -68,6 +70,6 @@ def test_the_ort_builds_join_conv_units_by_the_cheap_units_shares() -> None:
     plans = [conv_swarm.plan(seed, 10) for seed in range(1000)]
     slow = [p for p in plans if swarm.SLOW_BACKENDS[0] not in p.sit_out]
     assert abs(len(slow) / len(plans) - (1 - swarm.SIT_OUT[True])) < 0.05, len(slow)
-    for build in swarm.OTHER_BUILDS:
+    for build in swarm.WORKER_BUILD_SHARES:
         joined = [p for p in plans if build not in p.sit_out]
         assert all(p in slow for p in joined) and 0 < len(joined) < len(slow), build

@@ -16,8 +16,8 @@ import numpy as np
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from fuzz.engine.strategies import Limits, cases, one_of_values
 from fuzz.model.case import Case
+from fuzz.ops.linear_attention.strategies import Limits, cases, one_of_values
 from oracles.prefix import SEQUENCE_INPUTS
 from oracles.validation import DELTA_RULES, GATED_RULES, MAX_STATE_WINDOW, Dims, ValidationError
 
@@ -45,7 +45,7 @@ class Draft:
 @dataclass(frozen=True)
 class Breaker:
     """One rule of an op's contract, and how to break it in a draft of a valid call (its sizes: ``Dims``,
-    ``ConvDims``; its draft: ``Draft``, ``fuzz.engine.conv_bad_inputs.ConvDraft``)."""
+    ``ConvDims``; its draft: ``Draft``, ``fuzz.ops.causal_conv.bad_inputs.ConvDraft``)."""
 
     rule: str
     applies: Callable[[Any], bool]

@@ -5,7 +5,7 @@ driver (``fuzz.campaign.unit``) hands the shrunk ``Finding`` to its caller; a co
 (``fuzz.corpus.entry``) is made from a ``Finding`` and read back into one; a campaign summary lists
 ``Finding.to_json()`` with where its entry was written. Whether a finding is already known (a
 documented defect of a real implementation, or a corpus mark) is decided in one place,
-``fuzz.corpus.known_issues.Classifier``, which sets ``Finding.known``.
+``fuzz.corpus.classifier.Classifier``, which sets ``Finding.known``.
 """
 
 from __future__ import annotations

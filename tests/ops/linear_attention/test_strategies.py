@@ -14,9 +14,10 @@ import oracles
 from fuzz.campaign import profiles
 from fuzz.campaign.coverage import buckets
 from fuzz.corpus.entry import Entry, from_bytes, read_entry, to_bytes, write_entry
-from fuzz.engine.bad_inputs import BREAKERS, RULES, break_case, invalid_cases
-from fuzz.engine.op_testing import LINEAR_ATTENTION_TESTING
-from fuzz.engine.strategies import (
+from fuzz.model.case import POISON_KINDS, Case
+from fuzz.model.findings import Finding, Kind
+from fuzz.ops.linear_attention.bad_inputs import BREAKERS, RULES, break_case, invalid_cases
+from fuzz.ops.linear_attention.strategies import (
     Layout,
     Limits,
     Numerics,
@@ -31,8 +32,7 @@ from fuzz.engine.strategies import (
     shapes,
     with_clean_past,
 )
-from fuzz.findings import Finding, Kind
-from fuzz.model.case import POISON_KINDS, Case
+from fuzz.ops.linear_attention.testing import TESTING as LINEAR_ATTENTION_TESTING
 from oracles.validation import ValidationError
 
 CI = profiles.get("ci")

@@ -26,9 +26,9 @@ from typing import Any, Protocol
 import numpy as np
 from hypothesis import strategies as st
 
-from fuzz.engine.tolerance import exact_answer
 from fuzz.model.case import POISON_KINDS, Case
 from fuzz.model.pack import PACK
+from fuzz.ops.linear_attention.tolerance import exact_answer
 from oracles.rollback import represented_acceptances
 from oracles.validation import DELTA_RULES, GATED_RULES, MAX_STATE_WINDOW, UPDATE_RULES
 
@@ -137,6 +137,12 @@ class Limits:
             chosen = getattr(self, name)
             if not chosen or set(chosen) - set(universe):
                 raise ValueError(f"Limits.{name} must be a non-empty subset of {universe}, got {chosen}")
+
+    def describe(self) -> str:
+        """One line for logs and the report."""
+        layout = "/".join(str(h) for h in self.head_layout_pool[0]) if self.head_layout_pool else "any"
+        return (f"d in {list(self.head_dim_pool)}, Hq/Hkv/nk {layout}, T {self.min_seq_len}-{self.max_seq_len}, "
+                f"B<={self.max_batch}, rules {','.join(self.rules)}, {','.join(self.dtypes)}")
 
     @classmethod
     def ci(cls) -> Limits:
@@ -452,7 +458,7 @@ def build_case(shape: Shape, layout: Layout, num: Numerics, *, aliased: bool = F
 # ---- cases ------------------------------------------------------------------------------------
 
 CasesFn = Callable[..., st.SearchStrategy[Case]]
-"""An op's strategy for valid cases (``cases``, ``fuzz.engine.conv_strategies.conv_cases``)."""
+"""An op's strategy for valid cases (``cases``, ``fuzz.ops.causal_conv.strategies.conv_cases``)."""
 
 
 def valid_cases(shapes_of: Callable[..., st.SearchStrategy[Any]], windows_of: Callable[..., st.SearchStrategy[int]],

@@ -1,12 +1,12 @@
 """Hypothesis strategies for valid CausalConvWithState calls (``docs/spec.md §7``), named for the domain.
 
-A case is drawn in three layers, as LinearAttention's are (``fuzz.engine.strategies``):
+A case is drawn in three layers, as LinearAttention's are (``fuzz.ops.linear_attention.strategies``):
 
 1. ``conv_shapes``: window, sequence length, ``ndim``, channels first or last (with one or two channel
    axes), the non-causal spatial sizes, kernel sizes, dilation and batch, under a ``ConvLimits`` cap;
 2. ``conv_layouts``: activation, dtype, bias, past state, and whether attributes at their default value
    are written or left out;
-3. numerics: a value regime and a seed (``fuzz.engine.strategies.numerics``), realised in one go.
+3. numerics: a value regime and a seed (``fuzz.ops.linear_attention.strategies.numerics``), realised in one go.
 
 Values whose results would overflow the dtype are scaled down by a power of two before the case is
 returned, so a valid case never demands an out-of-range answer.
@@ -22,8 +22,10 @@ from typing import Any, ClassVar
 import numpy as np
 from hypothesis import strategies as st
 
-from fuzz.engine.conv_tolerance import exact_conv_answer
-from fuzz.engine.strategies import (
+from fuzz.model.case import Case
+from fuzz.model.ops import CAUSAL_CONV, Op
+from fuzz.ops.causal_conv.tolerance import exact_conv_answer
+from fuzz.ops.linear_attention.strategies import (
     STRATEGY_CACHE,
     Numerics,
     one_of_values,
@@ -32,8 +34,6 @@ from fuzz.engine.strategies import (
     valid_cases,
     values,
 )
-from fuzz.model.case import Case
-from fuzz.model.ops import CAUSAL_CONV, Op
 from oracles.causal_conv import ACTIVATIONS, MAX_NDIM
 from oracles.validation import MAX_STATE_WINDOW
 
