@@ -747,6 +747,7 @@ def build_parser() -> argparse.ArgumentParser:
     from fuzz.setup.cli import add_subcommand as add_setup
 
     add_setup(sub, list_backends=_cmd_backends)
+    __import__("fuzz.export.gtest_cli", fromlist=["add_subcommand"]).add_subcommand(sub)
     return parser
 
 
