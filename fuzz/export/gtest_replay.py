@@ -62,7 +62,7 @@ class Provider:
                 self._window_refusals[op.name] = ort_message(error).split("was false. ")[-1]
         return self._window_refusals[op.name]
 
-    def _session(self, case: Case, shapes: dict[str, tuple[int, ...]]) -> Any:
+    def _session(self, case: Case, shapes: dict[str, tuple[int | str, ...]]) -> Any:
         options = self.ort.SessionOptions()
         options.log_severity_level = 4  # its refusals are the data here, not log lines
         if self.provider != "CPUExecutionProvider":
@@ -72,7 +72,7 @@ class Provider:
 
     def run(self, case: Case, declared: Expected | None = None) -> dict[str, np.ndarray]:
         """``case``'s outputs by name; ORT's exception when it refuses the call."""
-        shapes = {name: array.shape for name, array in case.inputs.items()}
+        shapes: dict[str, tuple[int | str, ...]] = {name: array.shape for name, array in case.inputs.items()}
         if declared is not None:
             shapes.update({name: array.shape for name, array in declared.outputs().items()})
         session = self._session(case, shapes)
