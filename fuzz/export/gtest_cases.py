@@ -250,6 +250,9 @@ def _la_unwindowed_cases() -> list[GtestCase]:
         w("GatedDeltaRule_SharedBeta_InverseGqa_NoWindow",
           "A shared beta with inverse GQA and a per-row decay at W = 0.",
           (attention(q_heads=1, kv_heads=4, seq_len=3, shared_beta=True, decay_per_row=True, seed=56),)),
+        w("NoWindow_AliasedPastAndPresent",
+          "Aliasing at W = 0, as in Window4_AliasedPastAndPresent: the values of separate buffers, which an aliased "
+          "binding must give too.", (attention(seq_len=3, seed=57).with_(aliased=True),)),
         w("EmptySequence_PassesStateThrough",
           "T = 0 at W = 0: the CPU EP returns an empty output and the past state unchanged (the WebGPU EP of plugin "
           "0.4.0 crashed). The CUDA EP refuses T = 0, which the contract also allows, so it is left out here.",
@@ -377,6 +380,8 @@ def _conv_cases() -> list[GtestCase]:
         w("Window4_KernelSizeOne", "k = 1: the state is empty (L = 0), the window a stack of empty slots.",
           (convolution(window=4, seq_len=2, kernel=1, seed=114),)),
         w("NoWindow_Silu", "W = 0 on every EP with the kernel.", (convolution(seq_len=5, seed=115),)),
+        w("NoWindow_AliasedPastAndPresent", "Aliasing at W = 0: the values of separate buffers.",
+          (convolution(seq_len=3, channels_last=True, seed=117).with_(aliased=True),)),
         w("NoWindow_Float16", "float16 at W = 0 on every EP with the kernel.",
           (convolution(seq_len=5, dtype="float16", seed=116),)),
         *_refusals(lambda: convolution(seq_len=4, seed=120), INVALID_CONVOLUTION, seed=140),

@@ -85,8 +85,8 @@ class Provider:
                 binding.bind_cpu_input(name, array)
         shared = self.ort.OrtValue.ortvalue_from_numpy(case.inputs["past_state"].copy(), self.device, 0)
         binding.bind_ortvalue_input("past_state", shared)
+        binding.bind_output("output", self.device)  # first: outputs come back in the order they were bound
         binding.bind_ortvalue_output("present_state", shared)
-        binding.bind_output("output", self.device)
         session.run_with_iobinding(binding)
         return {"output": binding.copy_outputs_to_cpu()[0], "present_state": shared.numpy()}
 
