@@ -11,7 +11,7 @@ import pytest
 
 from fuzz.export.gtest_cases import builtin_cases
 from fuzz.export.gtest_cli import main
-from fuzz.export.gtest_expected import Expected, expectations
+from fuzz.export.gtest_expected import Expected, expectations, matches
 from fuzz.export.gtest_replay import FAIL, PASS, SKIP, Provider, replay_test
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
 
@@ -88,3 +88,21 @@ def test_the_command_prints_a_line_per_test_and_a_total(cpu, capsys):
 def test_an_unknown_ep_is_a_usage_error(capsys):
     assert main(["--replay", "--ep", "tpu"]) == 2
     assert "unknown tpu" in capsys.readouterr().err
+
+
+def test_the_windows_expected_agree_with_the_cpu_ep_through_prefix_runs(backend):
+    """The CPU EP refuses ``W > 0``, but each slot of a window is a ``W = 0`` call over a prefix (docs/spec.md §2):
+    ORT's numbers, not the oracle's, for every windowed test the C++ file holds."""
+    cpu = backend("ort-cpu")
+    if isinstance(cpu, str):
+        pytest.skip(cpu)
+    compared = 0
+    for test in (t for tests in BUILTIN.values() for t in tests):
+        if not test.windowed or test.error is not None or any(call.aliased for call in test.calls):
+            continue
+        for call, want in zip(test.calls, expectations(test), strict=True):
+            output, state = cpu.run(call)
+            assert matches(want.output, output, want.tolerance) is None, test.name
+            assert matches(want.present_state, state, want.tolerance) is None, test.name
+            compared += 1
+    assert compared >= 30
