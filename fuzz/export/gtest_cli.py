@@ -12,11 +12,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from fuzz import atomic
 from fuzz.export.gtest_cases import DEFAULT_ENTRIES, GtestCase, builtin_cases, entry_cases
 from fuzz.export.gtest_expected import expectations
 from fuzz.export.gtest_render import render_file
 from fuzz.export.gtest_replay import FAIL, PASS, PROVIDERS, SKIP, available, replay
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION, op_named
+from fuzz.output import prepare_output
 from fuzz.usage import UsageError
 
 FILES = {LINEAR_ATTENTION.name: "linear_attention_window_op_test.cc",
@@ -40,14 +42,11 @@ def selected(args: argparse.Namespace) -> dict[str, list[GtestCase]]:
 
 
 def write(tests: dict[str, list[GtestCase]], out: Path, source: str) -> list[Path]:
-    """Write each op's file into ``out``; the paths written."""
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for op_name, cases in tests.items():
-        path = out / FILES[op_name]
-        path.write_text(render_file(op_named(op_name), [(t, expectations(t)) for t in cases], source))
-        written.append(path)
-    return written
+    """Write each op's file into ``out`` (``UsageError`` for an ``out`` that cannot be written); the paths."""
+    prepare_output(out)
+    return [atomic.write_text(out / FILES[op_name],
+                              render_file(op_named(op_name), [(t, expectations(t)) for t in cases], source))
+            for op_name, cases in tests.items()]
 
 
 def run_replay(tests: dict[str, list[GtestCase]], names: Sequence[str]) -> int:

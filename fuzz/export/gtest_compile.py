@@ -40,6 +40,8 @@ def smoke_command(source: Path, compiler: str = "g++") -> list[str]:
     """The stub check of ``source``; ``CannotCheck`` without the compiler or the gtest headers."""
     if shutil.which(compiler) is None:
         raise CannotCheck(f"no {compiler} on PATH")
+    if not STUB.is_dir():
+        raise CannotCheck(f"no {STUB}: the smoke test runs from a checkout of lafuzz")
     if not GTEST_HEADER.exists():
         raise CannotCheck(f"no {GTEST_HEADER} (apt-get install libgtest-dev)")
     return [compiler, *SMOKE_FLAGS, "-I", str(STUB), str(source)]
