@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from fuzz.corpus.entry import read_entry
+from fuzz.findings import KnownMark
 from fuzz.model.case import Case
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION, Op
 from oracles.rollback import next_past_state, slot_for_accepted
@@ -59,6 +60,8 @@ class GtestCase:
     is allowed by the contract, so that EP is left out of this test)."""
     origin: str = "built-in"
     """``built-in``, or the corpus entry the case came from."""
+    known: KnownMark | None = None
+    """The corpus entry's documented defect (its backend fails the test until it is fixed), if it has one."""
 
     @property
     def op(self) -> Op:
@@ -412,13 +415,14 @@ def entry_case(directory: Path) -> GtestCase:
     why = (f"Regression from lafuzz corpus entry {directory.parent.name}/{directory.name}"
            + (f": {entry.finding.known.explanation}" if entry.finding.known else "."))
     origin = f"corpus/{directory.parent.name}/{directory.name}"
+    known = entry.finding.known
     try:
         case.dims()
     except ValidationError as error:
         if case.seq_len == 0 and case.state_window == 0:
-            return GtestCase(name, why, (case,), pass_through=True, origin=origin)
-        return GtestCase(name, why, (case,), error=error.input.split(".")[0], origin=origin)
-    return GtestCase(name, why, (case,), origin=origin)
+            return GtestCase(name, why, (case,), pass_through=True, origin=origin, known=known)
+        return GtestCase(name, why, (case,), error=error.input.split(".")[0], origin=origin, known=known)
+    return GtestCase(name, why, (case,), origin=origin, known=known)
 
 
 def entry_cases(corpus: Path, entries: Iterable[str]) -> dict[str, list[GtestCase]]:

@@ -5,17 +5,21 @@ one line per test and a total."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fuzz.export.gtest_cases import builtin_cases
+from fuzz.export.gtest_cases import DEFAULT_ENTRIES, builtin_cases, entry_cases
 from fuzz.export.gtest_cli import main
 from fuzz.export.gtest_expected import Expected, expectations, matches
-from fuzz.export.gtest_replay import FAIL, PASS, SKIP, Provider, replay_test
+from fuzz.export.gtest_replay import FAIL, KNOWN, PASS, SKIP, Provider, replay_test
+from fuzz.findings import KnownMark
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
 
 BUILTIN = builtin_cases()
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+ENTRIES = [t for tests in entry_cases(CORPUS, DEFAULT_ENTRIES).values() for t in tests]
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +110,18 @@ def test_the_windows_expected_agree_with_the_cpu_ep_through_prefix_runs(backend)
             assert matches(want.present_state, state, want.tolerance) is None, test.name
             compared += 1
     assert compared >= 30
+
+
+def test_a_failure_documented_for_that_ep_is_known_and_for_another_ep_a_failure(cpu):
+    test = _test(LINEAR_ATTENTION.name, "GatedDeltaRule_NoWindow")
+    wanted = [_perturbed(want, "output") for want in expectations(test)]
+    mark = KnownMark(backend="ort-cpu", issue="some-issue", implementation="onnxruntime", explanation="why")
+    known = replay_test(replace(test, known=mark), cpu, wanted)
+    assert known.status == KNOWN and "some-issue: why" in known.detail
+    elsewhere = replay_test(replace(test, known=replace(mark, backend="ort-cuda")), cpu, wanted)
+    assert elsewhere.status == FAIL
+
+
+def test_the_cuda_aliasing_entry_carries_its_known_mark():
+    test = next(t for t in ENTRIES if t.origin.endswith("ort-cuda-conv-aliased-state"))
+    assert test.known is not None and test.known.backend == "ort-cuda" and test.calls[0].aliased
