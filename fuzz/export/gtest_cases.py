@@ -5,8 +5,8 @@ A ``GtestCase`` is one or two calls of an op (two for select-and-resume) and wha
 values (the expected data is worked out elsewhere, ``fuzz.export.gtest_expected``) or fail with a fragment of
 ONNX Runtime's message. The built-in set covers the feature request's correctness plan for both ops (docs/spec.md
 §4, §7) and the findings that were defects (docs/findings.md); every value is drawn from a seeded generator, so
-the rendered file is the same on every run. The message fragments are ORT's (1.31.1's CPU EP words them); the
-replay (``fuzz.export.gtest_replay``) checks each against a real ORT, so a fragment that drifts fails there.
+the rendered file is the same on every run. The message fragments are words ORT 1.31.1's CPU and CUDA EPs share;
+the replay (``fuzz.export.gtest_replay``) checks each against a real ORT, so a fragment that drifts fails there.
 """
 
 from __future__ import annotations
