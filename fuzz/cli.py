@@ -26,6 +26,7 @@ from fuzz.commands import (
     report,
     repro,
 )
+from fuzz.export import gtest_cli as gtest
 from fuzz.setup import cli as setup
 from fuzz.usage import EXIT_USAGE, UsageError
 
@@ -42,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
         "the WGSL kernel and ONNX Runtime's execution providers.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in (backends, campaign, replay, repro, matrix, export, promote, merge, report, import_cuda, bench):
+    for command in (backends, campaign, replay, repro, matrix, export, gtest, promote, merge, report, import_cuda,
+                    bench):
         command.add_subcommand(sub)
     setup.add_subcommand(sub, list_backends=backends.list_backends)
     return parser
