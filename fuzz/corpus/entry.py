@@ -45,7 +45,7 @@ from fuzz import atomic
 from fuzz.engine.properties import PROPERTIES
 from fuzz.findings import Finding, Kind, KnownMark
 from fuzz.model.case import Case
-from fuzz.model.ops import OPS
+from fuzz.model.ops import ALL_OPS
 from oracles.validation import ValidationError
 
 FORMAT = "lafuzz-corpus/1"
@@ -210,8 +210,8 @@ def _check_document(document: Any) -> dict[str, Any]:
     _field(document, "signature", str)
     case = _field(document, "case", dict)
     op = _field(case, "op", str, required=False)
-    if op is not None and op not in OPS:  # absent: an entry written before there were two ops, LinearAttention's
-        raise _Problem(f"{DOCUMENT_KEY}: unknown op {op!r}; known: {', '.join(OPS)}")
+    if op is not None and op not in ALL_OPS:  # absent: an entry written before there were two ops, LinearAttention's
+        raise _Problem(f"{DOCUMENT_KEY}: unknown op {op!r}; known: {', '.join(ALL_OPS)}")
     _field(case, "attrs", dict)
     _field(case, "aliased", bool, required=False)
     _field(case, "poison", str, required=False)

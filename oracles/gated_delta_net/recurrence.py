@@ -147,9 +147,10 @@ def gated_delta_net(
     each request's captured prefix are NaN (unspecified by the contract). Raises ``ValidationError`` for any
     input the contract forbids.
     """
-    inputs: dict[str, Any] = {"query": query, "key": key, "value": value, "cu_seqlens": cu_seqlens, "decay": decay, "beta": beta,
-              "initial_state": initial_state, "a_log": a_log, "dt_bias": dt_bias, "capture_count": capture_count,
-              "state_update_active": state_update_active}
+    inputs: dict[str, Any] = {
+        "query": query, "key": key, "value": value, "cu_seqlens": cu_seqlens, "decay": decay, "beta": beta,
+        "initial_state": initial_state, "a_log": a_log, "dt_bias": dt_bias, "capture_count": capture_count,
+        "state_update_active": state_update_active}
     dims = validate(**inputs, **attributes)
     output, final, transitions = run(dims, inputs)
     return output.reshape(dims.output_shape), final, pack_state_update(dims, transitions)
