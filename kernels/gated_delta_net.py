@@ -234,15 +234,18 @@ class GatedDeltaNetKernel:
     def accept(self, call: GdnCall, accepted: Sequence[int], into: DeviceTensor) -> None:
         """After ``call`` ran, write into ``into`` (a ``(B, H_v, d_v, d_k)`` float32 tensor of its own) each request's
         state after its first ``accepted[b]`` tokens, on the device: ``accepted[b]`` capsule entries replayed over the
-        call's initial state, or that state copied for 0. The next call takes ``into`` as its initial state.
+        call's initial state (zeros without one), or that state copied for 0. The next call takes ``into`` as its
+        initial state.
 
         Raises ``ValueError`` for a count the capsule does not hold (more than the request captured: the prefix
-        must run again instead), a call without its own initial state (aliased, or absent), or a bad ``into``.
+        must run again instead), an aliased call (it overwrote the state to replay over), or a bad ``into``.
         """
         dims = call.dims
-        source = call.tensors.get("initial_state")
-        if source is None or call.aliased:
-            raise ValueError("accept: the call must read an initial_state of its own that it does not overwrite")
+        if call.aliased:
+            raise ValueError("accept: the call overwrote its initial_state (an aliased binding), nothing to replay")
+        zeros = None if "initial_state" in call.tensors else self.device.upload(np.zeros(dims.state_shape, np.float32),
+                                                                                 "zero-state")
+        source = call.tensors["initial_state"] if zeros is None else zeros
         if into.shape != dims.state_shape or into.dtype != np.float32 or into.buffer in (source.buffer,
                                                                                           call.state_update.buffer):
             raise ValueError(f"accept: into must be a {dims.state_shape} float32 tensor of its own, got {into}")
@@ -264,6 +267,8 @@ class GatedDeltaNetKernel:
         self.device.queue.submit([encoder.finish()])
         for replay_call in calls:
             replay_call.release()
+        if zeros is not None:
+            zeros.release()
 
 
 _KERNELS: dict[int, GatedDeltaNetKernel] = {}
