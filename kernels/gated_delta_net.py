@@ -26,9 +26,10 @@ from oracles.gated_delta_net import GdnDims, replay_descriptor, validate
 from oracles.validation import DELTA_RULES, GATED_RULES
 
 from .device import DeviceTensor, GpuDevice, KernelUnsupported, get_device
+from .passes import bind_group, compile_pipeline, encode_pass, grid, uniform_buffer
 from .resident import shape_only
 from .shader import fill_template, kernel_file
-from .state_replay import ReplayCall, bind_group, compile_pipeline, get_replay_kernel, grid, uniform_buffer
+from .state_replay import ReplayCall, get_replay_kernel
 
 TEMPLATE = "gated_delta_net.wgsl"
 WORKGROUP_SIZE = 64
@@ -157,11 +158,8 @@ class GdnCall:
 
     def encode(self, encoder: Any) -> None:
         """Record the call's compute pass into a command encoder."""
-        compute = encoder.begin_compute_pass()
-        compute.set_pipeline(self.kernel.pipeline(GdnSpec.for_dims(self.dims)))
-        compute.set_bind_group(0, self.group)
-        compute.dispatch_workgroups(*grid(self.dims.batch * self.dims.v_heads * self.dims.d_v, WORKGROUP_SIZE))
-        compute.end()
+        encode_pass(encoder, self.kernel.pipeline(GdnSpec.for_dims(self.dims)), self.group,
+                    grid(self.dims.batch * self.dims.v_heads * self.dims.d_v, WORKGROUP_SIZE))
 
     def dispatch(self) -> None:
         """Submit the call (no host transfer, no wait)."""

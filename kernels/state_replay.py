@@ -17,44 +17,18 @@ import numpy as np
 from oracles.gated_delta_net import ReplayDims, validate_replay
 
 from .device import DeviceTensor, GpuDevice, get_device
+from .passes import bind_group, compile_pipeline, encode_pass, grid, uniform_buffer
 from .shader import fill_template, kernel_file
 
 TEMPLATE = "state_replay.wgsl"
 WORKGROUP_SIZE = 64
-MAX_WORKGROUPS_PER_DIMENSION = 65535
 PARAM_WORDS = 12
 """The uniform: the descriptor's 11 fields, padded to a multiple of 16 bytes."""
-
-
-def grid(invocations: int, workgroup_size: int) -> tuple[int, int, int]:
-    """Workgroups for ``invocations`` one-per-element invocations: along x, then y past the per-dimension limit."""
-    groups = max(1, -(-invocations // workgroup_size))
-    x = min(groups, MAX_WORKGROUPS_PER_DIMENSION)
-    return x, -(-groups // x), 1
-
-
-def compile_pipeline(device: GpuDevice, label: str, code: str) -> Any:
-    """A compute pipeline of ``code`` (entry point ``main``, layout from the shader)."""
-    module = device.device.create_shader_module(label=label, code=code)
-    return device.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
 
 
 def flat(tensor: DeviceTensor) -> np.ndarray:
     """A zero-byte rank-1 array of a device tensor's elements and dtype: what the replay's validation reads."""
     return np.broadcast_to(np.zeros((), dtype=tensor.dtype), (int(np.prod(tensor.shape)),))
-
-
-def uniform_buffer(device: GpuDevice, words: np.ndarray, label: str) -> DeviceTensor:
-    """A uniform buffer holding ``words``."""
-    usage = device.module.BufferUsage.UNIFORM
-    return device.upload(words, label, into=device.tensor(words.shape, words.dtype, label, usage))
-
-
-def bind_group(device: GpuDevice, pipeline: Any, tensors: list[DeviceTensor]) -> Any:
-    """The bind group of ``tensors`` at bindings 0.. in order, each bound whole."""
-    entries = [{"binding": i, "resource": {"buffer": t.buffer, "offset": 0, "size": t.size}}
-               for i, t in enumerate(tensors)]
-    return device.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
 
 
 @dataclass
@@ -68,11 +42,7 @@ class ReplayCall:
 
     def encode(self, encoder: Any) -> None:
         """Record the replay's compute pass into a command encoder."""
-        compute = encoder.begin_compute_pass()
-        compute.set_pipeline(self.pipeline)
-        compute.set_bind_group(0, self.group)
-        compute.dispatch_workgroups(*grid(self.dims.state_elements, WORKGROUP_SIZE))
-        compute.end()
+        encode_pass(encoder, self.pipeline, self.group, grid(self.dims.state_elements, WORKGROUP_SIZE))
 
     def release(self) -> None:
         """Free the uniform (the backings belong to the caller)."""
