@@ -175,7 +175,7 @@ def build_replay_case(gdn: Case, request: int, kept: int, *, pads: tuple[int, in
     """The replay of ``kept`` entries of ``request``'s capsule row of the GatedDeltaNet case ``gdn``.
 
     The source backing holds ``pads[0]`` filler floats, then every request's initial state; the capsule backing
-    ``pads[1]`` fillers, then the oracle's capsule as float32 (NaN entries unspecified); the destination
+    ``pads[1]`` fillers, then the oracle's capsule as float32 (its unspecified entries filler too); the destination
     ``pads[2]`` fillers, a state's room, then ``pads[2]`` more. ``shared`` puts the source and the capsule in one
     backing, which both read.
     """
@@ -185,7 +185,8 @@ def build_replay_case(gdn: Case, request: int, kept: int, *, pads: tuple[int, in
     state = initial[0].size
     filler = np.float32(-931.25)
     source = np.concatenate([np.full(pads[0], filler, np.float32), initial.astype(np.float32).ravel()])
-    rows = np.concatenate([np.full(pads[1], filler, np.float32), capsule.astype(np.float32).ravel()])
+    unspecified = np.where(np.isnan(capsule), filler, capsule)  # entries past the captured prefix: garbage
+    rows = np.concatenate([np.full(pads[1], filler, np.float32), unspecified.astype(np.float32).ravel()])
     capsule_offset = pads[1] + (source.size if shared else 0)
     if shared:
         source = rows = np.concatenate([source, rows])
