@@ -204,3 +204,13 @@ def test_the_targeted_cases_of_a_sample_fail_planted_and_pass_unplanted(need: Ca
     assert [(c.planted.verdict, c.unplanted.verdict) for c in checks] == [(FAILS, PASSES)] * len(sample), \
         "\n".join(c.line() for c in checks)
 
+
+
+def test_a_timed_hunt_leaves_out_the_bugs_of_ops_no_campaign_draws(capsys: pytest.CaptureFixture[str]) -> None:
+    from fuzz.bench.hunt.cli import _hunted
+    from fuzz.model.ops import OPS
+
+    hunted = _hunted(BUGS)
+    left = [b.id for b in BUGS if b.op not in OPS]
+    assert [b.id for b in hunted] == [b.id for b in BUGS if b.op in OPS] and left
+    assert f"leaving out {len(left)} bug(s)" in capsys.readouterr().out
