@@ -4,9 +4,11 @@ An ``Op`` says everything about an operator that does not depend on how it is te
 domain, its inputs (which are required, which run along the sequence), its attributes and their schema
 defaults, its validation and float64 oracle (``oracles``), the second formulation of its window (each
 slot from a ``W = 0`` prefix run), where its sequence axis is, and the op's part of a case's one-line
-summary. Both ops have the same windowed state: ``past_state``/``present_state``, the window attribute
-``state_window`` and the window axis first. How an op is *tested* (its strategies, tolerances, bad
-inputs) sits one layer up, in ``fuzz.engine.op_testing``, keyed by the op.
+summary. The two ops a campaign fuzzes (``OPS``) have the same windowed state: ``past_state``/``present_state``,
+the window attribute ``state_window`` and the window axis first. GatedDeltaNet and GatedDeltaNetStateReplay
+(``ALL_OPS``) roll back by replaying a capsule instead: they have no window, and their outputs are three and one
+(``Op.outputs``, all of which ``oracle`` returns). How an op is *tested* (its strategies, tolerances, bad
+inputs) sits one layer up, in ``fuzz.engine.op_testing`` (``fuzz.engine.gdn_checks`` for the other two).
 
 An ``Op`` pickles by name (``op_named``), so a case crosses into a worker process as a reference.
 """
