@@ -12,7 +12,7 @@ their own tests and targeted cases.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -146,8 +146,7 @@ def gdn_layouts(draw: st.DrawFn, shape: GdnShape, *, capture: bool | None = None
                 dtypes: tuple[str, ...] = ("float32", "float16")) -> GdnLayout:
     """Rule, gates, capture plan and dtype for ``shape``; ``capture`` True forces ``C > 0`` with capture on."""
     rule = draw(st.sampled_from(UPDATE_RULES))
-    capacity = draw(st.integers(1, MAX_CAPACITY)) if capture else \
-        draw(st.sampled_from((0, *range(1, MAX_CAPACITY + 1)))) if capture is None else 0
+    capacity = 0 if capture is False else draw(st.integers(1 if capture else 0, MAX_CAPACITY))
     counts = tuple(draw(st.lists(st.integers(-1, capacity + 2), min_size=len(shape.lengths),
                                  max_size=len(shape.lengths)))) if capacity else None
     return GdnLayout(
@@ -204,7 +203,7 @@ def replay_cases(draw: st.DrawFn, **limits: int) -> Case:
     least, a kept count up to what it captured, and padded backings."""
     shape = draw(gdn_shapes(**limits))
     layout = draw(gdn_layouts(shape, capture=True, dtypes=("float32",)))
-    layout = GdnLayout(**{**layout.__dict__, "has_initial_state": True})
+    layout = replace(layout, has_initial_state=True)
     gdn = build_gdn_case(shape, layout, draw(st.integers(0, 2**32 - 1)))
     captured = gdn.dims().captured
     requests = [b for b, n in enumerate(captured) if n > 0]

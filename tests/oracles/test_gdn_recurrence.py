@@ -7,6 +7,8 @@ both must then give the same output and the same state, transposed.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -51,8 +53,8 @@ def as_linear_attention(case: Case) -> dict:
 @given(shape=gdn_shapes(), data=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_gated_delta_net_is_linear_attention_with_the_state_transposed(shape: GdnShape, data: st.DataObject,
                                                                        seed: int) -> None:
-    shape = GdnShape(**{**shape.__dict__, "ragged": False, "rank4": True, "packed": False,
-                        "lengths": (shape.lengths[0] or 1,) * len(shape.lengths)})
+    uniform = (shape.lengths[0] or 1,) * len(shape.lengths)
+    shape = replace(shape, ragged=False, rank4=True, packed=False, lengths=uniform)
     layout: GdnLayout = data.draw(gdn_layouts(shape))
     case = build_gdn_case(shape, layout, seed)
     output, final, _ = gated_delta_net(**case.kwargs())
@@ -66,8 +68,8 @@ def test_gated_delta_net_is_linear_attention_with_the_state_transposed(shape: Gd
 def test_spellings_and_packing_change_no_value(shape: GdnShape, data: st.DataObject, seed: int) -> None:
     """Rank 3 or 4, ragged or uniform, packed or separate: the same tokens give the same results."""
     layout = data.draw(gdn_layouts(shape))
-    layout = GdnLayout(**{**layout.__dict__, "has_initial_state": True})
-    reference = build_gdn_case(GdnShape(**{**shape.__dict__, "rank4": False, "packed": False}), layout, seed)
+    layout = replace(layout, has_initial_state=True)
+    reference = build_gdn_case(replace(shape, rank4=False, packed=False), layout, seed)
     case = build_gdn_case(shape, layout, seed)
     got, want = gated_delta_net(**case.kwargs()), gated_delta_net(**reference.kwargs())
     for g, w in zip(got, want, strict=True):
