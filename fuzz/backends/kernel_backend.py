@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 import numpy as np
 
@@ -33,6 +33,18 @@ def chosen_adapter(implementation: str, label: str) -> tuple[list[str], int | No
     default). ``DeviceUnavailable`` when the implementation is missing, ``NoSuchDevice`` for a bad choice."""
     adapters = describe_adapters(load_implementation(implementation))
     return adapters, DeviceChoice.from_environment().pick(adapters, f"{label} adapters")
+
+
+@contextmanager
+def kernel_outcomes(backend: str) -> Iterator[None]:
+    """A kernel's errors as the suite's outcomes: invalid input is ``Rejected``, a valid call this device cannot
+    run ``Unsupported`` (``backend`` names who said so)."""
+    try:
+        yield
+    except ValidationError as err:
+        raise Rejected(backend, str(err)) from err
+    except KernelUnsupported as err:
+        raise Unsupported(backend, str(err)) from err
 
 
 class KernelBackend(Backend):
@@ -95,16 +107,8 @@ class KernelBackend(Backend):
         with self._outcomes():
             return run_device_chain(self.kernel, case, chain)
 
-    @contextmanager
-    def _outcomes(self) -> Iterator[None]:
-        """The kernel's errors as the suite's outcomes: invalid input is ``Rejected``, a valid call
-        this device cannot run ``Unsupported``."""
-        try:
-            yield
-        except ValidationError as err:
-            raise Rejected(self.name, str(err)) from err
-        except KernelUnsupported as err:
-            raise Unsupported(self.name, str(err)) from err
+    def _outcomes(self) -> AbstractContextManager[None]:
+        return kernel_outcomes(self.name)
 
     def resident_kernel(self) -> ResidentKernel:
         return self.kernel

@@ -31,6 +31,7 @@ REGISTRY: dict[str, str] = {
     "wgpu-specialised": "fuzz.backends.wgpu_kernel:WgpuSpecialisedBackend",
     "wgpu-conv": "fuzz.backends.wgpu_conv:WgpuConvBackend",
     "wgpu-conv-dawn": "fuzz.backends.wgpu_conv:WgpuConvDawnBackend",
+    "wgpu-gdn": "fuzz.backends.wgpu_gdn:WgpuGdnBackend", "wgpu-gdn-dawn": "fuzz.backends.wgpu_gdn:WgpuGdnDawnBackend",
 }
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""
 

@@ -79,6 +79,10 @@ SERVES: tuple[tuple[tuple[str, ...], Serves], ...] = (
     (("kernels/resident.py",), Serves(KERNELS, (LA, CONV), ("device-chain", "hybrid-block", *WINDOW_PROPERTIES))),
     (("kernels/device.py", "kernels/options.py", "kernels/__init__.py"), Serves(KERNELS, (LA, CONV))),
     (("kernels/timing.py",), Serves()),  # the benchmark's GPU timestamps
+    # GatedDeltaNet and its replay: no campaign draws their cases yet
+    (("oracles/gated_delta_net/*", "kernels/gated_delta_net*", "kernels/state_replay*",
+      "kernels/passes.py", "fuzz/backends/wgpu_gdn.py"),
+     Serves()),
     (("oracles/recurrence.py", "oracles/prefix.py", "oracles/validation.py"), Serves((), (LA,))),
     (("oracles/causal_conv/*",), Serves((), (CONV,))),
     (("oracles/block.py",), Serves((), (CONV,), ("hybrid-block",))),
