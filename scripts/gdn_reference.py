@@ -4,8 +4,8 @@ checked against later on any machine.
 
 Usage: python3 scripts/gdn_reference.py OUTDIR [--providers CUDAExecutionProvider,CPUExecutionProvider]
 
-Writes OUTDIR/gdn-reference.npz (every case's inputs and each provider's outputs, keyed ``<case>/<name>``) and
-OUTDIR/gdn-reference.json (each case's attributes, shapes and, per provider, ``ok`` or the error it raised), and
+Writes OUTDIR/cases.npz (every case's inputs and each provider's outputs, keyed ``<case>/<name>``) and
+OUTDIR/cases.json (each case's attributes, shapes and, per provider, ``ok`` or the error it raised), and
 prints one line per case and a total. Needs only numpy, onnx and onnxruntime.
 """
 
@@ -149,8 +149,8 @@ def main(argv: list[str] | None = None) -> int:
               f"C={spec['capacity']} counts={spec['counts']} gate={spec['gate']} beta={spec['beta_act']} "
               f"l2={spec['l2']} active={spec['active']}: "
               + "; ".join(f"{p}: {r}" for p, r in entry["results"].items()), flush=True)
-    np.savez_compressed(args.out / "gdn-reference.npz", **arrays)
-    (args.out / "gdn-reference.json").write_text(json.dumps({"onnxruntime": ort.__version__, "onnx": onnx.__version__,
+    np.savez_compressed(args.out / "cases.npz", **arrays)
+    (args.out / "cases.json").write_text(json.dumps({"onnxruntime": ort.__version__, "onnx": onnx.__version__,
                                                              "cases": manifest}, indent=1))
     print("total: " + ", ".join(f"{p} ran {n} of {len(manifest)}" for p, n in ok.items()))
     return 0
