@@ -74,7 +74,8 @@ class Bug:
     component: str
     """Where it lives: the kernel path or host component, e.g. ``chunked prefill`` or ``select-and-resume``."""
     edit: Edit
-    target: Target
+    target: Target | None
+    """None for a mutant of the hunt's blind mode (``fuzz.bench.hunt.mutants``), which no targeted case proves."""
 
 
 def _bug(row: dict[str, Any]) -> Bug:

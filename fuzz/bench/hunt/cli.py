@@ -23,6 +23,7 @@ from fuzz import atomic
 from fuzz.bench.hunt import checking, results
 from fuzz.bench.hunt.catalogue import CATALOGUE, Bug, CatalogueError, load, select
 from fuzz.bench.hunt.hunting import HuntResult, hunt
+from fuzz.bench.hunt.mutants import blind_bugs
 from fuzz.bench.hunt.tree import planted_copy, root_of_tree
 from fuzz.model.ops import OPS
 
@@ -51,6 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="no campaign: check each bug's targeted case fails "
                    "planted and passes unplanted (validates the catalogue)")
     p.add_argument("--catalogue", default=str(CATALOGUE), help="the catalogue (default: the shipped bugs.toml)")
+    p.add_argument("--blind", type=int, metavar="N", help="hunt N random single-point mutants of the WGSL kernels "
+                   "instead of the catalogue (drawn with --seed; some may change nothing, so a miss needs reading)")
     return p
 
 
@@ -108,15 +111,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ours = argv[:argv.index("--")] if "--" in argv else argv
     parser = _parser()
     args = parser.parse_args(ours)
+    if args.blind is not None and (args.blind < 1 or args.check or args.bugs):
+        parser.error("--blind takes a positive count, and neither --check (a mutant has no targeted case) nor --bugs")
+    source = root_of_tree()
     try:
-        bugs = select(load(Path(args.catalogue)), args.bugs)
+        bugs = (blind_bugs(source, args.blind, args.seed or DEFAULT_SEED) if args.blind
+                else select(load(Path(args.catalogue)), args.bugs))
     except (CatalogueError, OSError) as err:
         parser.error(str(err))
     if args.parallel < 1 or args.time <= 0:
         parser.error("--parallel and --time must be positive")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    source = root_of_tree()
     if args.check:
         return _check(bugs, source, out)
     return _run(_hunted(bugs), args, extra, source, out)

@@ -152,9 +152,16 @@ def _gdn_case(f: dict[str, Any]) -> Case:
     return build_gdn_case(shape, layout, int(f["seed"]))
 
 
+def _target(bug: Bug) -> Target:
+    if bug.target is None:
+        raise ValueError(f"bug {bug.id} has no targeted case")
+    return bug.target
+
+
 def build_case(bug: Bug) -> Case:
-    """The targeted case of ``bug``, deterministic in its seed; ``ValueError`` for an unknown field."""
-    f = _fields(bug.target, bug.op)
+    """The targeted case of ``bug``, deterministic in its seed; ``ValueError`` for an unknown field or a bug without
+    one (a blind mutant)."""
+    f = _fields(_target(bug), bug.op)
     if bug.op == "GatedDeltaNet":
         return _gdn_case(f)
     if bug.op == "GatedDeltaNetStateReplay":
@@ -172,18 +179,18 @@ def check(bug: Bug, backends: dict[str, Backend] | None = None) -> Verdict:
     def verdict(kind: str, detail: str) -> Verdict:
         return Verdict(kind, detail, round(time.perf_counter() - start, 2))
 
+    target = _target(bug)
     try:
         case = build_case(bug)
-        chosen = [pool[name] if name in pool else pool.setdefault(name, create(name))
-                  for name in bug.target.backends]
-        result = resolve_property(bug.target.property).check(case, chosen)
+        chosen = [pool[name] if name in pool else pool.setdefault(name, create(name)) for name in target.backends]
+        result = resolve_property(target.property).check(case, chosen)
     except PropertyFailure as failure:
         return verdict(FAILS, failure.finding.signature)
     except Exception as err:  # a backend or the oracle raising is the bug showing: what a campaign reports too
         return verdict(FAILS, f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
     if result is None:
         return verdict(VACUOUS, "the property checked nothing")
-    sat_out = {who: why for who, why in result.skipped.items() if who in bug.target.backends or who == "*"}
+    sat_out = {who: why for who, why in result.skipped.items() if who in target.backends or who == "*"}
     if sat_out or result.comparisons == 0:
         return verdict(VACUOUS, "; ".join(f"{who}: {why}" for who, why in sat_out.items()) or "nothing compared")
     return verdict(PASSES, f"{result.comparisons} comparisons, largest ratio {result.max_ratio:.3g}")
