@@ -7,17 +7,17 @@ One function, used by the command line, the benchmark and the tests:
   (lavapipe) on a machine without a GPU; a hardware adapter is still preferred where there is one;
 - ``LP_NATIVE_VECTOR_WIDTH=128``: Mesa's software adapter (llvmpipe, under lavapipe) compiles each shader
   for 4-lane SIMD instead of the host's widest (8 lanes with AVX2). LLVM then compiles the kernel's
-  pipelines about three times faster, and the first run on a machine is mostly compiling; the calls
-  themselves cost the same. Its subgroups hold 4 invocations instead of 8 (see docs/campaign.md, "The
-  first run"). It touches no GPU driver; ``LP_NATIVE_VECTOR_WIDTH=256`` restores the wide build;
+  pipelines faster (the first run on a machine is mostly compiling), and the calls themselves cost the
+  same. Its subgroups hold 4 invocations instead of 8 (measured: docs/campaign.md, "The first run"). It
+  touches no GPU driver; ``LP_NATIVE_VECTOR_WIDTH=256`` restores the wide build;
 - ``MESA_SHADER_CACHE_DIR`` names the project's shader cache (``fuzz.compile_cache``): compiled pipelines
   persist there between runs and are shared by every process of a run, and a CI cache can keep it.
 
 Values already set by the caller are kept. Child processes (campaign workers, crash-isolated
 backends) inherit them.
 
-Native libraries write to file descriptor 2 directly (Dawn warns about its limits once per device:
-about 64 lines for a default campaign), where they would land between the progress lines.
+Native libraries write to file descriptor 2 directly (Dawn warns about its limits once per device), where
+they would land between the progress lines.
 ``native_output_to`` sends descriptor 2 to a log file, for a while or for a worker's whole life.
 """
 

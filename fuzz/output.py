@@ -42,8 +42,8 @@ def prepare_output(path: Path, option: str = "--out", min_free: int = MIN_FREE_B
 
 
 RESERVE_BYTES = 16 * 2**20
-"""Room a campaign holds back in its output directory for its summary and report: a 10-minute campaign's
-``summary.json`` is about 2 MiB."""
+"""Room a campaign holds back in its output directory for its summary and report: several times what a
+10-minute campaign's ``summary.json`` takes (docs/campaign.md)."""
 RESERVE_NAME = ".lafuzz-reserve"
 
 

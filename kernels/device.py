@@ -39,9 +39,11 @@ _SUBGROUP_PROBE = """
 fn main(@builtin(local_invocation_index) i: u32, @builtin(subgroup_size) size: u32) {{ sizes[i] = size; }}
 """
 
-STORAGE_LIMITS = ("max-storage-buffer-binding-size", "max-buffer-size", "max-compute-workgroup-storage-size")
-"""Limits raised to the adapter's maximum: the defaults (128 MiB / 256 MiB of buffer, 16 KiB of workgroup memory)
-are arbitrary caps; the kernel's pipelines keep within the workgroup default unless a variant asks for more."""
+STORAGE_LIMITS = ("max-storage-buffer-binding-size", "max-buffer-size", "max-compute-workgroup-storage-size",
+                  "max-storage-buffers-per-shader-stage")
+"""Limits raised to the adapter's maximum: the defaults (128 MiB / 256 MiB of buffer, 16 KiB of workgroup memory,
+8 storage buffers) are arbitrary caps; the kernel's pipelines keep within the workgroup default unless a variant
+asks for more, and only GatedDeltaNet's binds more than 8 buffers (``kernels.gated_delta_net``)."""
 
 
 class DeviceUnavailable(RuntimeError):

@@ -17,7 +17,7 @@ import numpy as np
 
 from .validation import validate
 
-LinearAttentionFn = Callable[..., tuple[np.ndarray, np.ndarray]]
+LinearAttentionFn = Callable[..., tuple[np.ndarray, ...]]
 """Any implementation of the op with the oracle's signature, returning ``(output, present_state)``."""
 
 SEQUENCE_INPUTS = ("query", "key", "value", "decay", "beta")

@@ -18,7 +18,8 @@
 #   custom: after the set-up, the shell command in $GPU_COMMAND (e.g. a narrow python3 -m fuzz.bench)
 #   cuda: the CUDA EP live (onnxruntime-gpu, carried in parts by scripts/gpu_cuda_parts.sh and
 #         stashed in $CUDA_PARTS by earlier runs): its tests, the 64 CUDA reference cases replayed
-#         against it, and a campaign with every backend; CUDA_STEPS=conv: a CausalConvWithState campaign
+#         against it, and a campaign with every backend; CUDA_STEPS=custom: $GPU_COMMAND with the CUDA EP
+#         importable (e.g. python3 scripts/gdn_reference.py $OUT/gdn); CUDA_STEPS=conv: a CausalConvWithState campaign
 #         (its window native on the CUDA EP) against the oracle, the ONNX reference, ORT's WebGPU EP and the
 #         conv kernel on both WebGPU implementations (with LinearAttention's kernel: its partner in the hybrid block)
 set -uo pipefail
@@ -85,6 +86,9 @@ fi
 if [ "$what" = cuda ]; then
   # steps: $CUDA_STEPS (default all): tests replay conv campaign; campaign options: $CUDA_CAMPAIGN, $CUDA_CONV_CAMPAIGN
   steps=${CUDA_STEPS:-tests replay conv campaign}
+  if [[ " $steps " == *" custom "* ]]; then
+    bash -c "${GPU_COMMAND:?set GPU_COMMAND}" 2>&1 | tee "$out/custom.txt"
+  fi
   if [[ " $steps " == *" tests "* ]]; then
     python3 -m pytest -q -p no:cacheprovider tests/backends/test_ort_cuda.py tests/corpus/test_cuda_reference.py \
       --tb=short -rfEs > "$out/cuda-tests.txt" 2>&1; tail -8 "$out/cuda-tests.txt"

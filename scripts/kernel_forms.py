@@ -14,7 +14,7 @@ from typing import Any
 
 from fuzz import environment
 from fuzz.engine.compare import assert_agrees_with_oracle
-from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
+from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, build_case
 from kernels.linear_attention import linear_attention
 from kernels.options import WIDE_ROW_GROUPS, KernelOptions
 

@@ -20,9 +20,9 @@ from fuzz import environment
 from fuzz.backends import Backend, Unsupported, create
 from fuzz.campaign.unit import CountingBackend
 from fuzz.engine.compare import assert_agrees_with_oracle
-from fuzz.engine.conv_strategies import ConvLayout, ConvShape, build_conv_case
-from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
 from fuzz.model.case import Case
+from fuzz.ops.causal_conv.strategies import ConvLayout, ConvShape, build_conv_case
+from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, build_case
 
 NUMERICS = Numerics(magnitude="unit", keys="normalised", decay="moderate", beta="uniform", seed=1)
 

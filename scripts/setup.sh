@@ -76,6 +76,9 @@ if [ "$SYSTEM" = 1 ]; then
   [ -x .venv/bin/python ] || "$PY" -c 'import ensurepip' 2>/dev/null || packages+=(python3-venv)
   installed libvulkan1 || packages+=(libvulkan1)
   command -v redis-server >/dev/null 2>&1 || packages+=(redis-server)
+  # g++ and gtest's headers: the smoke compile of the C++ tests lafuzz gtest writes (tests/export)
+  command -v g++ >/dev/null 2>&1 || packages+=(g++)
+  [ -f /usr/include/gtest/gtest.h ] || packages+=(libgtest-dev)
   if [ "$BROWSER" = 1 ]; then
     installed chromium || command -v chromium >/dev/null 2>&1 || packages+=(chromium)
     node_ok || packages+=(nodejs npm)

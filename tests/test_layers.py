@@ -22,26 +22,36 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("fuzz.atomic",),
     ("fuzz.output",),
     ("fuzz.model",),
-    ("fuzz.findings", "fuzz.backends"),
+    ("fuzz.backends",),
     ("fuzz.backend_options",),
+    ("fuzz.ops",),
     ("fuzz.engine",),
     ("fuzz.corpus",),
     ("fuzz.export",),
     ("fuzz.campaign",),
     ("fuzz.pytest_plugin", "fuzz.bench", "fuzz.setup"),
+    ("fuzz.commands",),
     ("fuzz.cli",),
 )
 """The stack, lowest first: the contract in NumPy; the WGSL kernel; small utilities; the case model (a case
-and its op); findings and the backends under test; the engine (strategies, tolerances, properties); the corpus;
-upstream export; campaigns; the pytest plugin, the benchmark and the set-up; the command line."""
+and its op, findings among it); the backends under test; the registry of the ops under test; the engine (strategies,
+tolerances, properties); the corpus; upstream export; campaigns; the pytest plugin, the benchmark and the set-up;
+the command line."""
+
+CAMPAIGN_LEVEL = frozenset({"coverage", "swarm"})
+"""The modules of an op's package (``fuzz/ops/<op>/``) that a campaign reads; the others the engine does."""
 
 LAYER_OF = {package: index for index, layer in enumerate(LAYERS) for package in layer}
 
 
 def package_of(module: str) -> str:
     """The unit of layering a module belongs to: ``fuzz.<name>`` for the engine's packages and modules, else its
-    top-level package."""
+    top-level package. An op's package is a slice through two layers: its engine-level modules (``strategies``,
+    ``bad_inputs``, ``tolerance``, ``testing``) belong to ``fuzz.engine``, its campaign-level ones
+    (``CAMPAIGN_LEVEL``) to ``fuzz.campaign``; the registry and each op's ``__init__`` (its ``Op``) to ``fuzz.ops``."""
     parts = module.split(".")
+    if parts[:2] == ["fuzz", "ops"] and len(parts) > 3:
+        return "fuzz.campaign" if parts[3] in CAMPAIGN_LEVEL else "fuzz.engine"
     return ".".join(parts[:2]) if parts[0] == "fuzz" and len(parts) > 1 else parts[0]
 
 
@@ -107,4 +117,17 @@ def test_the_old_cycle_is_refused() -> None:
     """The backends once imported the case model from the engine, which imports the backends."""
     assert upward("fuzz.backends.base", imports_of("fuzz.backends.base", "from fuzz.engine.case import Case")) == \
         ["fuzz.engine.case"]
-    assert upward("fuzz.findings", imports_of("fuzz.findings", "import fuzz.backends")) == ["fuzz.backends"]
+    assert upward("fuzz.model.findings", imports_of("fuzz.model.findings", "import fuzz.backends")) == ["fuzz.backends"]
+
+
+def test_an_ops_package_spans_the_engine_and_the_campaign() -> None:
+    """What an op's strategies draw may not depend on how a campaign counts or schedules them; the registry,
+    beneath the engine, imports no op's parts (it finds them by name, when asked)."""
+    strategies = "fuzz.ops.linear_attention.strategies"
+    assert upward(strategies, imports_of(strategies, "from fuzz.ops.linear_attention.coverage import AXES")) == \
+        ["fuzz.ops.linear_attention.coverage"]
+    swarm = "fuzz.ops.causal_conv.swarm"
+    assert upward(swarm, imports_of(swarm, "from fuzz.ops.causal_conv.strategies import ConvLimits")) == []
+    registry = "fuzz.ops.registry"
+    assert upward(registry, imports_of(registry, "from fuzz.engine.op_testing import for_op")) == \
+        ["fuzz.engine.op_testing"]

@@ -169,6 +169,12 @@ class Backend(ABC):
             Crashed, TimedOut: the process running the case died or hung (crash-isolated backends).
         """
 
+    def run_outputs(self, case: Case) -> tuple[np.ndarray, ...]:
+        """Every output of the case's op, in ``Op.outputs`` order: how the ops whose outputs are not
+        ``(output, present_state)`` (GatedDeltaNet's three, the replay's one) are run. The default serves the
+        windowed ops through ``run``; a backend of the other ops overrides it. Raises as ``run`` does."""
+        return self.run(case)
+
     @property
     def pipelines_compiled(self) -> int | None:
         """Shader pipelines this backend has compiled in this process so far, where it compiles its own (None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 import numpy as np
 
@@ -53,6 +53,18 @@ def grants(device: GpuDevice) -> tuple[str, ...]:
     limits = ", ".join(f"{name} {device.limits[name]}" for name in GRANTED_LIMITS)
     return (f"features granted: {', '.join(sorted(device.features)) or 'none'}", f"limits: {limits}",
             f"subgroups of {device.subgroup_size or 'none'}")
+
+
+@contextmanager
+def kernel_outcomes(backend: str) -> Iterator[None]:
+    """A kernel's errors as the suite's outcomes: invalid input is ``Rejected``, a valid call this device cannot
+    run ``Unsupported`` (``backend`` names who said so)."""
+    try:
+        yield
+    except ValidationError as err:
+        raise Rejected(backend, str(err)) from err
+    except KernelUnsupported as err:
+        raise Unsupported(backend, str(err)) from err
 
 
 class KernelBackend(Backend):
@@ -120,16 +132,8 @@ class KernelBackend(Backend):
         with self._outcomes():
             return run_device_chain(self.kernel, case, chain)
 
-    @contextmanager
-    def _outcomes(self) -> Iterator[None]:
-        """The kernel's errors as the suite's outcomes: invalid input is ``Rejected``, a valid call
-        this device cannot run ``Unsupported``."""
-        try:
-            yield
-        except ValidationError as err:
-            raise Rejected(self.name, str(err)) from err
-        except KernelUnsupported as err:
-            raise Unsupported(self.name, str(err)) from err
+    def _outcomes(self) -> AbstractContextManager[None]:
+        return kernel_outcomes(self.name)
 
     def resident_kernel(self) -> ResidentKernel:
         return self.kernel

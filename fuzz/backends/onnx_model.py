@@ -24,6 +24,8 @@ ELEMENT_TYPES = {
     "float32": TensorProto.FLOAT,
     "float16": TensorProto.FLOAT16,
     "bfloat16": TensorProto.BFLOAT16,
+    "int32": TensorProto.INT32,
+    "int64": TensorProto.INT64,
 }
 """The operator's element types by name; NumPy has no bfloat16, so types are named, not dtypes."""
 
@@ -93,13 +95,14 @@ def build_model(
     outputs a declared shape (sizes or symbolic names; ``onnx.checker`` needs one): a standalone model
     for a bug report has them, the backends' models stay shapeless so one serves every size.
     """
-    elem = _element_type(dtype)
     shapes = shapes or {}
-    graph_inputs = [
-        helper.make_tensor_value_info(name, elem, shapes.get(name)) for name in op.input_names if name in present_inputs
-    ]
-    node = _node(op, {name: name for name in present_inputs}, "output", "present_state", attrs)
-    outputs = [helper.make_tensor_value_info(name, elem, shapes.get(name)) for name in op.outputs]
+
+    def typed(name: str) -> Any:  # a tensor of the call's dtype, unless the op fixes its type
+        return helper.make_tensor_value_info(name, _element_type(op.fixed_types.get(name, dtype)), shapes.get(name))
+
+    graph_inputs = [typed(name) for name in op.input_names if name in present_inputs]
+    node = _node(op, {name: name for name in present_inputs}, list(op.outputs), attrs)
+    outputs = [typed(name) for name in op.outputs]
     return _serialise([node], graph_inputs, outputs, opset)
 
 
@@ -123,7 +126,7 @@ def build_prefix_model(key: PrefixKey) -> bytes:
         graph_inputs += [helper.make_tensor_value_info(prefix_input_name(n, call), elem, None) for n in token_inputs]
         feeds = {n: prefix_input_name(n, call) for n in token_inputs}
         feeds.update({n: n for n in shared})
-        nodes.append(_node(op, feeds, f"output_{call}", prefix_state_name(call),
+        nodes.append(_node(op, feeds, [f"output_{call}", prefix_state_name(call)],
                            {name: value for name, _, value in attrs}))
     outputs = [helper.make_tensor_value_info(prefix_state_name(call), elem, None) for call in range(calls)]
     outputs.append(helper.make_tensor_value_info(prefix_output_name(calls), elem, None))
@@ -143,14 +146,14 @@ WRITTEN_ONLY_WHEN_SET = ("state_window",)
 1.27.0) refuse to load a node that carries them at all, and 0 means the same as absent."""
 
 
-def _node(op: Op, feeds: dict[str, str], output: str, present_state: str, attrs: dict[str, Any]) -> Any:
-    """A node of ``op`` reading input ``name`` from ``feeds[name]``; omitted optional inputs become empty
-    names, as ONNX requires. ``state_window = 0`` is not written (``WRITTEN_ONLY_WHEN_SET``)."""
+def _node(op: Op, feeds: dict[str, str], outputs: list[str], attrs: dict[str, Any]) -> Any:
+    """A node of ``op`` reading input ``name`` from ``feeds[name]`` and writing ``outputs``; omitted optional
+    inputs become empty names, as ONNX requires. ``state_window = 0`` is not written (``WRITTEN_ONLY_WHEN_SET``)."""
     node_inputs = [feeds.get(name, "") for name in op.input_names]
     while node_inputs and not node_inputs[-1]:
         node_inputs.pop()
     written = {k: _plain(v) for k, v in attrs.items() if not (k in WRITTEN_ONLY_WHEN_SET and _plain(v) == 0)}
-    return helper.make_node(op.name, node_inputs, [output, present_state], domain=op.domain, **written)
+    return helper.make_node(op.name, node_inputs, outputs, domain=op.domain, **written)
 
 
 def _serialise(nodes: list, inputs: list, outputs: list, opset: int) -> bytes:

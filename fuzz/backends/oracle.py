@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 import oracles
-from fuzz.backends.base import Backend, Capabilities, Rejected
+from fuzz.backends.base import Backend, Capabilities, Rejected, Unsupported
 from fuzz.model.case import Case
-from fuzz.model.ops import OPS
+from fuzz.model.ops import ALL_OPS
 
 
 class OracleBackend(Backend):
-    """Runs the case's op's oracle (``oracles.linear_attention``, ``oracles.causal_conv.causal_conv_with_state``);
-    invalid input becomes a ``Rejected`` with its message."""
+    """Runs the case's op's oracle (``oracles.linear_attention``, ``oracles.causal_conv.causal_conv_with_state``,
+    ``oracles.gated_delta_net``); invalid input becomes a ``Rejected`` with its message."""
 
     name = "oracle"
 
@@ -23,10 +23,17 @@ class OracleBackend(Backend):
             aliasing=False,
             device="host CPU (float64 NumPy)",
             versions={"numpy": np.__version__},
-            ops=tuple(OPS),
+            ops=tuple(ALL_OPS),
         )
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        outputs = self.run_outputs(case)
+        if len(outputs) != 2:
+            raise Unsupported(self.name, f"{case.op.name} has the outputs {', '.join(case.op.outputs)}, not "
+                              "(output, present_state): run_outputs returns them")
+        return outputs[0], outputs[1]
+
+    def run_outputs(self, case: Case) -> tuple[np.ndarray, ...]:
         try:
             return case.op.oracle(**case.kwargs())
         except oracles.ValidationError as err:

@@ -35,8 +35,13 @@ REGISTRY: dict[str, str] = {
     "wgpu-conv-swiftshader": "fuzz.backends.wgpu_swiftshader:WgpuConvSwiftShaderBackend",
     "wgpu-browser": "fuzz.backends.wgpu_browser:WgpuBrowserBackend",
     "wgpu-conv-browser": "fuzz.backends.wgpu_browser:WgpuConvBrowserBackend",
+    "wgpu-gdn": "fuzz.backends.wgpu_gdn:WgpuGdnBackend", "wgpu-gdn-dawn": "fuzz.backends.wgpu_gdn:WgpuGdnDawnBackend",
 }
 """Backend name -> ``module:class``. Modules are imported only when the backend is created."""
+
+WORKER_BUILDS = ("ort-node", "ort-web", "ort-webgpu-builtin")
+"""The other WebGPU builds of ONNX Runtime, each run in a worker process of its own (``fuzz.backends.ort_remote``):
+Node, a browser tab, another Python."""
 
 
 class UnknownRecordedBackend(KeyError):

@@ -17,6 +17,7 @@ from fuzz.model.case import Case
 from fuzz.model.ops import LINEAR_ATTENTION
 from kernels.linear_attention import LinearAttentionKernel, get_kernel, linear_attention
 from kernels.options import WIDE_ROW_GROUPS, KernelOptions
+from kernels.shader import MAX_ROW_GROUPS
 
 
 class _WgslKernelBackend(KernelBackend):
@@ -33,7 +34,11 @@ class _WgslKernelBackend(KernelBackend):
     """The kernel path (``kernels.options.KERNEL_PATHS``) on a software adapter; ``auto`` on a GPU."""
     software_row_groups: int | None = None
     """The geometry's bound on row groups per column (``kernels.options.ROW_GROUP_CHOICES``) on a
-    software adapter; None: the kernel's default (on a GPU always: there the default is the fastest)."""
+    software adapter; None: the kernel's default."""
+    gpu_path: str = "auto"
+    """The kernel path on a GPU (``auto``: the fastest there)."""
+    gpu_row_groups: int | None = None
+    """The bound on row groups per column on a GPU; None: the kernel's default (the fastest there)."""
     specialise: bool | None = None
     """Pipelines specialised on each call's shape (``LinearAttentionKernel.specialise``); None: the kernel's
     default (on a GPU, where that is what runs, specialised; on a software adapter generic)."""
@@ -42,8 +47,8 @@ class _WgslKernelBackend(KernelBackend):
     def make_kernel(self, software: bool) -> LinearAttentionKernel:
         self.options = KernelOptions(
             self.webgpu, self.adapter, self.template, self.chunk_template,
-            path=self.software_path if software else "auto",
-            max_row_groups=self.software_row_groups if software else None,
+            path=self.software_path if software else self.gpu_path,
+            max_row_groups=self.software_row_groups if software else self.gpu_row_groups,
             prefill=self.prefill, specialise=self.specialise)
         """The kernel this backend runs: the class's choices, those for a software adapter where it has one."""
         return get_kernel(self.options)
@@ -52,10 +57,10 @@ class _WgslKernelBackend(KernelBackend):
         options = self.options
         notes: tuple[str, ...] = ()
         if options.path != "auto":
-            notes += (f"kernel path {options.path} (a software adapter: see software_path)",)
+            notes += (f"kernel path {options.path} (see software_path, gpu_path)",)
         if options.max_row_groups is not None:
-            notes += (f"at most {options.max_row_groups} row groups per column (a software adapter: see "
-                      "software_row_groups)",)
+            notes += (f"at most {options.max_row_groups} row groups per column (see software_row_groups, "
+                      "gpu_row_groups)",)
         if options.prefill != "token":
             notes += (f"{options.prefill} prefill (kernels/chunked.wgsl) for every call",)
         if self.kernel.specialise:
@@ -93,14 +98,17 @@ class WgpuChunkedBackend(WgpuNativeBackend):
 
 
 class WgpuWideBackend(WgpuDawnBackend):
-    """The WGSL kernel on Dawn with the geometry a GPU with subgroups of 32 compiles: up to 32 row groups
-    per column, so heads of ``d_k > 64`` take the staged checkpoint stores (``KernelSpec.staged_stores``),
-    the path an H200 runs at ``d_k = 128``. On a GPU this is ``wgpu-dawn``; on lavapipe (subgroups of 4, or 8
-    at full SIMD width) the default geometry stops at 16 row groups and never stages, so without this backend
-    a campaign there would never run the production path of real head sizes."""
+    """The WGSL kernel on Dawn with the geometry the other kind of adapter compiles. On lavapipe (subgroups of 4,
+    or 8 at full SIMD width) the default geometry stops at 16 row groups and never stages, so this backend takes a
+    GPU's: up to 32 row groups per column, so heads of ``d_k > 64`` take the staged checkpoint stores
+    (``KernelSpec.staged_stores``), the path an H200 runs at ``d_k = 128``. On a GPU, where that is Dawn's own
+    geometry, it takes a software adapter's instead: at most 16 row groups and the workgroup reduction, which no
+    other backend of a GPU campaign compiles. Either way a campaign runs both geometries."""
 
     name = "wgpu-wide"
     software_row_groups = WIDE_ROW_GROUPS
+    gpu_path = "workgroup"
+    gpu_row_groups = MAX_ROW_GROUPS
 
 
 class WgpuSpecialisedBackend(WgpuNativeBackend):

@@ -106,12 +106,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--growth-calls", type=int, help="select-and-resume cycles of the memory growth check "
                         f"(default 100; with --quick {QUICK_GROWTH_CALLS})")
     parser.add_argument("--no-ort", action="store_true", help="skip the ORT WebGPU EP comparison")
-    parser.add_argument("--floor", choices=gates.FLOORS, default=gates.PLAIN,
-                        help="the floor the rollback gates judge the window's stores against: 'plain' (the extra "
-                             "bytes stored at once, the default) or 'serial' (stored one slot after another by "
-                             "the kernel's own workgroups)")
+    parser.add_argument("--floor", choices=gates.FLOORS, default=gates.SERIAL,
+                        help="the floor the rollback gates judge the window's stores against: 'serial' (stored one "
+                             "slot after another by the kernel's own workgroups, the default) or 'plain' (the extra "
+                             "bytes stored at once: the memory limit, which the report prints either way)")
     parser.add_argument("--no-decoder-view", action="store_true",
-                        help="skip p* on the pipelined wall clock (a rerun as an extra dispatch; its gates too)")
+                        help="skip the decoder's view: p* on the pipelined wall clock, where a rerun is an extra "
+                             "dispatch (the headline p* gates go with it; the in-kernel p* gates stay)")
     backend_options.add_arguments(parser)
 
 

@@ -35,9 +35,9 @@ WALL, WINDOW, RERUN, SELECT = "wall", "wall-window", "wall-rerun", "wall-select"
 
 WALL_SCHEDULE = Schedule(rounds=10, per_round=16, round_warmups=1, settle_batch=3, settle_window=3,
                          settle_tolerance=0.05, settle_max_passes=10)
-"""Rounds of the wall-clock series: a sample is two batches of ``batch`` steps (host-bound, about 3 ms on the
-H200), so fewer samples per round than the kernel clock's. The warm-up settles the ``WALL`` series (a
-difference near zero has no relative change to settle on)."""
+"""Rounds of the wall-clock series: a sample is two batches of ``batch`` steps (host-bound, so milliseconds where a
+kernel-clock sample takes microseconds), so fewer samples per round than the kernel clock's. The warm-up settles
+the ``WALL`` series (a difference near zero has no relative change to settle on)."""
 
 QUICK_WALL_SCHEDULE = Schedule(rounds=4, per_round=3, round_warmups=1, settle_batch=2, settle_window=2,
                                settle_tolerance=0.1, settle_max_passes=4)

@@ -42,17 +42,19 @@ DEFINITIONS = """\
   window (present_state) + 64-byte uniform; growth over many select-and-resume cycles must be 0.
 - Extra bytes: the slots a call stores beyond the one a W = 0 call stores ((min(T, W) - 1) slots). Their
   floor: a plain store kernel writing exactly those bytes (16 bytes per invocation, coalesced) minus the same
-  dispatch storing nothing, on the kernel clock in the same rounds; write bandwidth = bytes / floor. Floor p*:
-  p* with verify_W - verify_0 replaced by the floor. A p* gate whose floor p* interval lies wholly above its
-  threshold is FLOOR-BOUND (no kernel could meet it), printed with the floor p*; stores vs floor:
-  (verify_W - verify_0) / floor at T >= W. Serial floor (the gates' floor only with --floor serial): the same
-  slots stored one after another by the kernel's own workgroups, each its tile of each row, with nothing else to
-  do (1 + extra slots minus 1 slot): the floor of a kernel that stores each checkpoint when its token is done.
-- Decoder p*: p* on the pipelined wall clock (each call its own submission, back to back, one fence per
-  batch), where a rerun is an extra dispatch of the accepted prefix (measured as [verify_0, rerun] minus
-  [verify_0]) and a select is a rebind (measured as [call, call seeded from the slot] minus [call, call]);
-  every difference, wall_W - wall_0 too, is of two batches timed side by side in each sample, in rounds of
-  their own."""
+  dispatch storing nothing, on the kernel clock in the same rounds; write bandwidth = bytes / floor: the memory
+  limit. Serial floor: the same slots stored one after another by the kernel's own workgroups, each its tile of
+  each row, with nothing else to do (1 + extra slots minus 1 slot): the floor of a kernel that stores each
+  checkpoint when its token is done, and the gates' floor unless --floor plain. Floor p*: p* with
+  verify_W - verify_0 replaced by the gates' floor. An in-kernel p* gate whose floor p* interval lies wholly
+  above its threshold is FLOOR-BOUND (no kernel of this geometry could meet it), printed with the floor p*;
+  stores vs (serial) floor: (verify_W - verify_0) / floor at T >= W. Distance to the memory limit: the same
+  ratio against the plain floor, reported beside the serial one, not a gate.
+- p* (the headline gate): the request's p* in a decoder's view, on the pipelined wall clock (each call its own
+  submission, back to back, one fence per batch), where a rerun is an extra dispatch of the accepted prefix
+  (measured as [verify_0, rerun] minus [verify_0]) and a select is a rebind (measured as [call, call seeded
+  from the slot] minus [call, call]); every difference, wall_W - wall_0 too, is of two batches timed side by
+  side in each sample, in rounds of their own. In-kernel p*: the same formula on the kernel clock (GPU time)."""
 
 
 def _us(value: float) -> str:
@@ -103,12 +105,13 @@ def rollback_table(results: dict) -> str:
         rows.append([r["dtype"], r["shape"], r["path"], str(r["T"]), str(r["W"]),
                      _us(r["verify_W_us"] - r["verify_0_us"]),
                      _us(r["expected_saving_us"]), _p_star(r["p_star"]), _p_star(r.get("floor_p_star")), detail])
-    return _table(["dtype", "shape", "kernel path", "T", "W", "verify_W - verify_0 us", "E[rerun - select] us", "p*",
-                   "floor p*", "rerun/select us per accepted a (select path)"], rows)
+    return _table(["dtype", "shape", "kernel path", "T", "W", "verify_W - verify_0 us", "E[rerun - select] us",
+                   "in-kernel p*", "memory floor p*", "rerun/select us per accepted a (select path)"], rows)
 
 
 def store_floor_table(results: dict) -> str:
-    """The window's extra bytes against their floor, per windowed configuration that stores extra slots."""
+    """The window's extra bytes against the serial floor and the memory floor, per windowed configuration that stores
+    extra slots: the plain ratio is the distance to the memory limit, a figure to watch, not a gate."""
     rows = []
     for r in results["rollback"]:
         if not r.get("extra_bytes"):
@@ -120,9 +123,10 @@ def store_floor_table(results: dict) -> str:
                      f"{r['verify_W_us'] - r['verify_0_us']:.2f}", _ratio(r["store_ratio"]),
                      _p_star(r["floor_p_star"]), "n/a" if serial is None else f"{serial:.2f}",
                      _ratio(r.get("serial_store_ratio")), _p_star(r.get("serial_floor_p_star")), _p_star(r["p_star"])])
-    return _table(["dtype", "shape", "kernel path", "T", "W", "extra bytes", "floor us", "bytes / floor GB/s",
-                   "verify_W - verify_0 us", "stores / floor", "floor p*", "serial floor us", "stores / serial floor",
-                   "serial floor p*", "p*"], rows)
+    return _table(["dtype", "shape", "kernel path", "T", "W", "extra bytes", "memory floor us", "bytes / floor GB/s",
+                   "verify_W - verify_0 us", "distance to the memory limit (stores / memory floor)",
+                   "memory floor p*", "serial floor us", "stores / serial floor", "serial floor p*", "in-kernel p*"],
+                  rows)
 
 
 def _ratio(value: float | None) -> str:
@@ -135,7 +139,7 @@ def decoder_view_table(results: dict) -> str:
              f"{r['window_us']:+.2f}", _us(r["expected_saving_us"]), _p_star(r["p_star"])]
             for r in results.get("decoder_view", [])]
     return _table(["dtype", "shape", "kernel path", "T", "W", "wall_0 us", "wall_W - wall_0 us",
-                   "E[rerun - select] us", "decoder p*"], rows)
+                   "E[rerun - select] us", "p* (decoder)"], rows)
 
 
 def memory_table(results: dict) -> str:
@@ -213,7 +217,8 @@ def markdown(results: dict) -> str:
         f"- wall clocks (ORT comparison): {protocol['warmups']} warm-ups, {protocol['iterations']} measured "
         f"iterations, {protocol['repetitions']} repetitions (pipelined wall samples: {protocol['batch']} calls each)",
         f"- rule {meta['update_rule']}, {meta['state_binding']}; acceptance distribution: {meta['acceptance']}",
-        f"- the rollback gates judge the window's stores against the {meta.get('floor', 'plain')} floor",
+        f"- the rollback gates judge the window's stores against the {meta.get('floor', 'plain')} floor; the "
+        "distance to the memory limit (the plain floor) is reported beside them, not gated",
         f"- checkpoint select: {meta['checkpoint_select']}",
         f"- ORT WebGPU EP: {meta['ort_webgpu']}",
         f"- run time {meta['seconds']:.0f} s",
@@ -230,11 +235,11 @@ def markdown(results: dict) -> str:
         "",
         rollback_table(results),
         "",
-        "## The window's extra bytes against their floor (kernel clock)",
+        "## The window's extra bytes against the serial floor and the memory limit (kernel clock)",
         "",
         store_floor_table(results),
         "",
-        "## Decoder view (pipelined wall clock)",
+        "## Decoder view: the headline p* (pipelined wall clock)",
         "",
         decoder_view_table(results) if results.get("decoder_view") else "not run (--no-decoder-view)",
         "",

@@ -92,7 +92,7 @@ class Options:
     decoder_view: bool = True
     growth_calls: int = 100
     ort: bool = True
-    floor: str = gates.PLAIN
+    floor: str = gates.SERIAL
     """The floor the rollback gates judge the window's stores against (``gates.FLOORS``)."""
 
     def __post_init__(self) -> None:

@@ -1,10 +1,10 @@
-"""The arms of the swarm a campaign schedules between: an op, a size tier and a form of LinearAttention's kernel.
+"""The arms of the swarm a campaign schedules between: an op, a size tier and a form of the op's kernel.
 
 A unit's arm fixes what costs and what finds most: the op, the tier (its sizes, hence its cost per case) and,
-for LinearAttention, which form of the WGSL kernel runs (token loops, chunked prefill, pipelines specialised on
-the shape, a GPU's wide geometry). Within its arm a unit still draws the rest of its plan from its seed
-(``fuzz.campaign.swarm.plan``, ``fuzz.campaign.conv_swarm.plan``). Tiers are read from ``TIERS`` and
-``CONV_TIERS``, so a new tier is a new arm.
+where the op's kernel has several forms (LinearAttention's: token loops, chunked prefill, pipelines specialised on
+the shape, a GPU's wide geometry), which one runs. Within its arm a unit still draws the rest of its plan from its
+seed (the op's ``OpSwarm.plan``). Tiers and forms are read from each op's ``OpSwarm``, so a new tier, form or op
+is a new arm.
 """
 
 from __future__ import annotations
@@ -12,14 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fuzz.campaign import conv_swarm, swarm
 from fuzz.campaign.focus import Focus
+from fuzz.campaign.swarm import op_share, swarm_of
 from fuzz.campaign.worker import SWARM
-from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
-
-FORM_OF_BACKEND = {swarm.CHUNKED_RUNTIME: swarm.CHUNKED_FORM, swarm.SPECIALISED_RUNTIME: swarm.SPECIALISED_FORM,
-                   swarm.WIDE_RUNTIME: swarm.WIDE_FORM, **{r: swarm.LOOP_FORM for r in swarm.KERNEL_RUNTIMES}}
-"""The form of LinearAttention's kernel each kernel backend runs."""
+from fuzz.ops import registry
 
 
 @dataclass(frozen=True)
@@ -45,19 +41,18 @@ def arms_of(ops: Sequence[str], limits: str) -> tuple[Arm, ...]:
     a fixed slice."""
     if limits != SWARM:
         return tuple(Arm(op, limits, first=True) for op in ops)
-    conv = conv_swarm.CONV_UNITS if {LINEAR_ATTENTION.name, CAUSAL_CONV.name} <= set(ops) else 1.0
     arms: list[Arm] = []
-    if LINEAR_ATTENTION.name in ops:
-        arms += [Arm(LINEAR_ATTENTION.name, t.name, form, (1 - conv) * t.weight * share, t is swarm.TIERS[0])
-                 for t in swarm.TIERS for form, share in swarm.form_shares(t).items()]
-    if CAUSAL_CONV.name in ops:
-        arms += [Arm(CAUSAL_CONV.name, t.name, "", conv * t.weight, t is conv_swarm.CONV_TIERS[0])
-                 for t in conv_swarm.CONV_TIERS]
+    for op in (name for name in registry.op_names() if name in ops):
+        swarm = swarm_of(op)
+        share = op_share(op, tuple(ops))
+        arms += [Arm(op, name, form, share * weight * form_share, i == 0)
+                 for i, (name, weight) in enumerate(swarm.tiers) for form, form_share in swarm.forms(name).items()]
     return tuple(arms)
 
 
 def fits(arm: Arm, focus: Focus) -> bool:
     """Whether a unit of ``arm`` serves ``focus``: its op is focused, and its form is one a focused kernel runs (any,
-    where no LinearAttention kernel is focused)."""
-    forms = {FORM_OF_BACKEND[b] for b in focus.backends if b in FORM_OF_BACKEND}
+    where no kernel of the op is focused, or the op's kernel has one form)."""
+    form_of = swarm_of(arm.op).form_of_backend if arm.form else {}
+    forms = {form_of[b] for b in focus.backends if b in form_of}
     return arm.op in focus.ops and (not forms or not arm.form or arm.form in forms)

@@ -17,7 +17,7 @@ room held back at the start (``fuzz.output.Reserve``) is given back for the summ
 example database that cannot be reached is replaced by a local one in each worker
 (``fuzz.campaign.database.FallbackDatabase``); the campaign says so once and records how long it was gone.
 
-A finding the workers classified as known (``fuzz.corpus.known_issues.Classifier``: a documented
+A finding the workers classified as known (``fuzz.corpus.classifier.Classifier``: a documented
 issue, or a corpus mark) is saved once per issue as a corpus entry whose ``known_failure`` mark
 names it, listed in the report, counted, but not new. The result is a ``Summary``
 (``fuzz.campaign.summary``), whose ``exit_status`` is the command's.
@@ -54,10 +54,9 @@ from fuzz.campaign.focus import Focus
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
 from fuzz.campaign.steering import Steering
-from fuzz.campaign.summary import Summary
+from fuzz.campaign.summary import NATIVE_LOG, Summary
 from fuzz.campaign.unit import OnSaved, UnitResult, UnitStopped, error_line
 from fuzz.campaign.worker import (
-    NATIVE_LOG,
     STOP_SIGNALS,
     UNFINISHED,
     Worker,
@@ -69,7 +68,7 @@ from fuzz.campaign.worker import (
 from fuzz.corpus import candidates
 from fuzz.corpus.candidates import NearMiss
 from fuzz.corpus.entry import CorpusError, Entry, from_bytes, write_entry
-from fuzz.findings import Finding
+from fuzz.model.findings import Finding
 from fuzz.model.ops import LINEAR_ATTENTION
 from fuzz.output import Reserve
 

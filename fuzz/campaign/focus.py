@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from fuzz.backends.registry import REGISTRY
+from fuzz.backends.registry import REGISTRY, WORKER_BUILDS
 from fuzz.engine.properties import resolve_property
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION, OPS
 
@@ -28,7 +28,7 @@ LA_KERNELS = ("wgpu", "wgpu-dawn", "wgpu-chunked", "wgpu-wide", "wgpu-specialise
 CONV_KERNELS = ("wgpu-conv", "wgpu-conv-dawn", SWIFTSHADER[1], BROWSER[1])
 KERNELS = (*LA_KERNELS, *CONV_KERNELS)
 ORT_IN_PROCESS = ("ort-cpu", "ort-webgpu", "ort-cuda")
-ORT_REMOTE = ("ort-node", "ort-web", "ort-webgpu-builtin")
+ORT_REMOTE = WORKER_BUILDS
 ORT = (*ORT_IN_PROCESS, *ORT_REMOTE)
 DEVICE_BLOCK = ("wgpu", "wgpu-dawn", "wgpu-conv", "wgpu-conv-dawn")
 """The kernels the hybrid block pairs on one device (``fuzz.backends.device_block``)."""
@@ -83,6 +83,10 @@ SERVES: tuple[tuple[tuple[str, ...], Serves], ...] = (
     (("kernels/resident.py",), Serves(KERNELS, (LA, CONV), ("device-chain", "hybrid-block", *WINDOW_PROPERTIES))),
     (("kernels/device.py", "kernels/options.py", "kernels/__init__.py"), Serves(KERNELS, (LA, CONV))),
     (("kernels/timing.py",), Serves()),  # the benchmark's GPU timestamps
+    # GatedDeltaNet and its replay: no campaign draws their cases yet
+    (("oracles/gated_delta_net/*", "kernels/gated_delta_net*", "kernels/state_replay*",
+      "kernels/passes.py", "fuzz/backends/wgpu_gdn.py"),
+     Serves()),
     (("oracles/recurrence.py", "oracles/prefix.py", "oracles/validation.py"), Serves((), (LA,))),
     (("oracles/causal_conv/*",), Serves((), (CONV,))),
     (("oracles/block.py",), Serves((), (CONV,), ("hybrid-block",))),

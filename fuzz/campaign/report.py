@@ -25,7 +25,7 @@ from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import Bbox
 
 from fuzz import atomic
-from fuzz.campaign.summary import Summary
+from fuzz.campaign.summary import REPORT, SUMMARY, Summary
 from fuzz.engine.compare import RATIO_CAP
 
 STYLE = """
@@ -38,7 +38,6 @@ img{max-width:100%}.bucket{display:inline-block;margin:.1em .3em .1em 0;padding:
 """
 
 
-SUMMARY, REPORT = "summary.json", "report.html"
 """What every campaign writes into its ``--out``."""
 
 

@@ -2,11 +2,10 @@
 available for the workers' backends.
 
 The memory a worker costs is the line through two measured peaks of the whole process tree (the main
-process, its workers and their crash-isolated ORT workers) in default campaigns: 2722 MiB at ``-j 2`` on
-lavapipe and 6567 MiB at ``-j 8`` on an H200 machine (docs/campaign.md#memory). So ``WORKER_MIB`` =
-(6567 - 2722) / 6 = 641 MiB per worker and ``BASE_MIB`` = 2722 - 2 * 641 = 1440 MiB for the rest (the main
-process creates every backend once to probe it). The two runs used different adapters and the bounded
-caches keep filling after 3 minutes, so this is an estimate, not a bound: ``-j`` overrides it.
+process, its workers and their crash-isolated ORT workers) in default campaigns (``MEASURED_PEAKS``; the runs,
+their machines and dates: docs/campaign.md#memory): ``WORKER_MIB`` is its slope, ``BASE_MIB`` the rest (the main
+process creates every backend once to probe it). The two runs used different adapters and the bounded caches keep
+filling during a run, so this is an estimate, not a bound: ``-j`` overrides it.
 
 psutil's available memory is the machine's: a container's cgroup limit (Kubernetes ``limits``, Docker
 ``--memory``) is not seen, nor is a CPU quota; give ``-j`` explicitly there.
@@ -18,10 +17,13 @@ import os
 
 import psutil
 
-WORKER_MIB = (6567 - 2722) / (8 - 2)
-"""Resident memory one more worker adds to a default campaign, about 641 MiB (see the module docstring)."""
-BASE_MIB = 2722 - 2 * WORKER_MIB
-"""Resident memory of a default campaign besides its workers, about 1440 MiB."""
+MEASURED_PEAKS = ((2, 2722), (8, 6567))
+"""``(-j, MiB)``: the peak resident memory of two default campaigns (docs/campaign.md#memory)."""
+(_FEW_JOBS, _FEW_MIB), (_MANY_JOBS, _MANY_MIB) = MEASURED_PEAKS
+WORKER_MIB = (_MANY_MIB - _FEW_MIB) / (_MANY_JOBS - _FEW_JOBS)
+"""Resident memory one more worker adds to a default campaign (see the module docstring)."""
+BASE_MIB = _FEW_MIB - _FEW_JOBS * WORKER_MIB
+"""Resident memory of a default campaign besides its workers."""
 
 
 def usable_cpus() -> int:

@@ -14,14 +14,20 @@ otherwise; 0 when cases were checked and only known issues (or nothing) turned u
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from fuzz import atomic
-from fuzz.campaign.coverage import OP_AXES
+from fuzz.campaign.coverage import op_axes
+from fuzz.campaign.database import LOCAL
 
 FORMAT = "lafuzz-campaign/2"
+SUMMARY, REPORT = "summary.json", "report.html"
+"""The summary's and the report's file names in a campaign's output directory."""
+NATIVE_LOG = "native.log"
+"""Under a campaign's ``--out``: what native libraries print in its processes (Dawn's limit warnings)."""
 EXIT_CLEAN, EXIT_NEW_FINDINGS, EXIT_NOTHING_CHECKED, EXIT_WORKER_DIED, EXIT_INTERRUPTED = 0, 1, 3, 4, 130
 EXIT_OUT_OF_SPACE = 5
 
@@ -87,7 +93,7 @@ class Summary:
     rss_samples: list[list[float]] = field(default_factory=list, kw_only=True)
     """``[seconds, MiB]`` of the campaign's memory over time (empty where a kept summary left them out)."""
     coverage: dict[str, dict[str, int]]
-    """Axis -> bucket -> cases, every bucket of ``fuzz.campaign.coverage.UNIVERSE`` (zeros included)."""
+    """Axis -> bucket -> cases, every bucket of ``fuzz.campaign.coverage.universe()`` (zeros included)."""
     ratio_histogram: dict[str, dict[str, int]]
     """Property -> decade of the worst error/tolerance ratio -> cases."""
     error_ratios: dict[str, list[float]] = field(default_factory=dict, kw_only=True)
@@ -158,9 +164,9 @@ class Summary:
 
     @property
     def coverage_by_op(self) -> dict[str, list[int]]:
-        """Op -> ``[buckets reached, buckets]`` of its own axes (``fuzz.campaign.coverage.OP_AXES``)."""
+        """Op -> ``[buckets reached, buckets]`` of its own axes (``fuzz.campaign.coverage.op_axes``)."""
         return {op: [sum(1 for axis in axes for n in self.coverage.get(axis, {}).values() if n),
-                     sum(len(self.coverage.get(axis, {})) for axis in axes)] for op, axes in OP_AXES.items()}
+                     sum(len(self.coverage.get(axis, {})) for axis in axes)] for op, axes in op_axes().items()}
 
     @property
     def tier_rates(self) -> dict[str, float]:
@@ -171,6 +177,51 @@ class Summary:
     @property
     def new_findings(self) -> list[dict[str, Any]]:
         return [f for f in self.findings if not f.get("known_failure")]
+
+    def console_lines(self, ops: Collection[str], out: Path, not_saved: Collection[Path]) -> list[str]:
+        """What ``lafuzz campaign`` prints at its end: the calls and time of each backend, the coverage of each op
+        of ``ops``, units lost and database outages where there were any, and the last line (findings, examples,
+        exit status, where the outputs are; ``not_saved``: the files a full disk refused)."""
+        lines = [
+            "calls per backend: " + ", ".join(
+                f"{name} {calls} ({self.window_calls.get(name, 0)} with W > 0, "
+                f"{self.backends.get(name, {}).get('window', '?')}; {self.backend_seconds.get(name, 0):g} s"
+                + self._compiled(name) + ")" for name, calls in self.backend_calls.items()),
+            "coverage by op: " + ", ".join(f"{op} {hit} of {total} buckets" for op, (hit, total)
+                                           in self.coverage_by_op.items() if op in ops),
+        ]
+        if self.units_lost:
+            lines.append(f"{self.units_lost} unit(s) lost with a worker process that died: their cases went "
+                         f"unchecked (see {out / NATIVE_LOG} for what native code printed)")
+        if self.database_outages:
+            spans = ", ".join(f"{start:g}-{end:g} s" for start, end in self.database_outages)
+            lines.append(f"the shared example database was unreachable for {self.database_unreachable_s:g} s "
+                         f"({spans} from the start); {out / LOCAL} stood in")
+        refused = set(not_saved)
+        where = ", ".join(f"{name}: {'NOT written (disk full)' if path in refused else path}"
+                          for name, path in (("report", out / REPORT), ("summary", out / SUMMARY)))
+        disk = f"; the disk filled up: {len(not_saved)} thing(s) not saved" if not_saved else ""
+        new = len(self.new_findings)
+        lines.append(f"{new} new and {len(self.findings) - new} known finding(s) in {self.checked_examples} "
+                     f"checked examples, {self.checked_cases} cases ({self.cases_per_second} examples/s, "
+                     f"peak {self.peak_rss_mib} MiB, "
+                     f"exit {self.exit_status}{disk}{self._unchecked()}); {where}, corpus: {out / 'corpus'}")
+        return lines
+
+    def _unchecked(self) -> str:
+        """For the last line: the units whose cases went unchecked, and the errors no case could report."""
+        said = [f"{count} {what}" for count, what in (
+            (self.units_lost, "unit(s) lost with a worker process that died"),
+            (self.units_abandoned, "unit(s) abandoned with a worker that hung past the budget"),
+            (len(self.unit_errors), "error(s) with no case to report them by (summary.json: unit_errors)"),
+        ) if count]
+        return "".join(f"; {line}" for line in said)
+
+    def _compiled(self, name: str) -> str:
+        """``", N pipelines compiled in S s"`` for a backend that says what it compiled, else nothing."""
+        if name not in self.backend_compiles:
+            return ""
+        return f", {self.backend_compiles[name]} pipelines compiled in {self.compile_seconds.get(name, 0):g} s"
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, **asdict(self), "exit_status": self.exit_status,

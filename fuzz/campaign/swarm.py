@@ -4,28 +4,12 @@ Swarm testing (Groce, Zhang, Eide, Chen, Regehr, "Swarm Testing", ISSTA 2012) fo
 subsets of features per test run find more bugs than every feature in every run: a run that never
 draws the features masking a bug explores the rest of the space more deeply. Here a unit's
 ``UnitPlan`` is drawn from its seed alone (so ``--seed`` reproduces every unit, shards included):
-
-- a size tier (``TIERS``): most units small and fast, some at the sizes real models use (head sizes
-  of 64-256, up to 32 heads, batch up to 4), a few at the lengths of real prompts (to 2049 tokens, over
-  a hundred chunks of the chunked prefill), budgeted by cost: a tier caps state size times sequence
-  length (so 32 heads come with small heads, d = 256 with few, a long call with a small state), and a
-  unit stops drawing examples after ``UNIT_SECONDS`` (a long tier's: fewer examples, its own time); the
-  first ``WARM_UP_ROUNDS`` keep to the small tier;
-- within the tier, a pool of one or two head sizes weighted towards the sizes models use, odd and
-  non-power-of-two sizes, and sizes on both sides of each boundary of the kernel's geometry classes
-  (``kernels.geometry``: rows per invocation change at 64, 128, 192; row groups double at
-  4, 8, 16, 32; column tiles at powers of two up to 64);
-- one head layout: MHA, GQA with ratios up to 8 in either direction, ``n_k`` any divisor of ``H_kv``
-  (shared key heads strictly between 1 and ``H_kv`` drawn often where they exist);
-- a range of ``T`` (1-8 most often, long calls sometimes, around the chunked prefill's threshold in one
-  small unit of six), a batch cap, and which features are on:
-  a subset of the update rules, of the decay and beta layouts, of the dtypes, explicit scales, and
-  whether the slowest backend takes part (``SLOW_BACKENDS``), which of the two runtimes of the
-  WGSL kernel run it (``KERNEL_RUNTIMES``: one of them, or both), whether the chunked prefill, a GPU's
-  specialised pipelines or a GPU's geometry (``CHUNKED_RUNTIME``, ``SPECIALISED_RUNTIME``,
-  ``WIDE_RUNTIME``) runs in place of one of them, whether the kernel also runs on another platform than
-  lavapipe (``OTHER_PLATFORMS``: SwiftShader, a browser), and whether the
-  unit climbs the error ratio (``TARGETING``). The oracle always takes part.
+first its op (``unit_op``, by each op's share), then the op's own plan (``fuzz/ops/<op>/swarm.py``, its
+``SWARM``: size tiers, sizes, layouts, features, the forms of its kernel). This module holds what every op's
+plan shares: which backends a unit may leave out and at what shares (the slowest, ``SLOW_BACKENDS``; one of the
+kernel's runtimes, ``KERNEL_RUNTIMES``; the builds in worker processes, ``WORKER_BUILD_SHARES``; the kernels on
+other platforms than lavapipe, each op's ``PLATFORMS``, by ``other_platforms_out``), the share of units that
+climb the error ratio (``TARGETING``), a unit's time budget and the warm-up rounds.
 
 Inside a unit the shapes repeat, so compiled kernel pipelines and ORT sessions are reused; across
 units the campaign covers the contract.
@@ -35,46 +19,15 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import cast
 
 from fuzz.engine.op_testing import OpLimits
-from fuzz.engine.strategies import Limits
 from fuzz.model.case import Case
-from fuzz.model.ops import LINEAR_ATTENTION
-from kernels.geometry import CHUNK_SIZE, geometry
-from oracles.validation import UPDATE_RULES, ValidationError
-
-
-@dataclass(frozen=True)
-class Tier:
-    """A size class of units: how often it is drawn and what it may draw."""
-
-    name: str
-    weight: float
-    head_sizes: tuple[int, ...]
-    """Head sizes a unit's pool is drawn from (with repeats as weights)."""
-    max_heads: int
-    seq_lens: tuple[tuple[int, int], ...]
-    """``(min T, max T)`` ranges a unit draws one of (with repeats as weights)."""
-    max_batch: int
-    max_cost: int
-    """Cap on the state elements of one slot (``B * H_kv * d_k * d_v``) times the longest ``T``: what
-    a backend call costs grows with both. A single head of the largest size is always allowed."""
-    examples: int | None = None
-    """Most examples a unit draws (None: the campaign's count per unit): a tier of long calls checks few cases,
-    each costing the oracle and the kernels up to seconds on a software adapter (``LONG_CALLS``)."""
-    seconds: float | None = None
-    """Wall time after which a unit stops drawing examples (None: ``UNIT_SECONDS``)."""
-    chunked_units: float | None = None
-    """The share of its units that run the chunked prefill (None: ``CHUNKED_UNITS``): long calls are what the
-    chunked prefill is for."""
-    specialised: bool = False
-    """Whether ``SPECIALISED_UNITS`` of its units run the specialised pipelines."""
-
-
-PREFILL_SEQ_LENS = (CHUNK_SIZE - 1, 2 * CHUNK_SIZE + 3)
-"""A ``T`` range over one to two chunks of the chunked prefill (``kernels.geometry.CHUNK_SIZE``), edges on
-both sides: small units draw it, so that campaigns reach whole and partial chunks often."""
+from fuzz.model.ops import Op
+from fuzz.ops import registry
+from kernels.geometry import CHUNK_SIZE
 
 FEW_CHUNKS = (2 * CHUNK_SIZE + 1, 8 * CHUNK_SIZE + 1)
 """A ``T`` range over three to nine chunks of the chunked prefill, most calls ending in a partial chunk."""
@@ -89,34 +42,6 @@ LONG_CALLS = "docs/results/2026-12-06-long-calls/README.md"
 """What one call of the oracle and of each backend costs at ``T`` = 256, 1024 and 2048 on a software adapter,
 from which the long tiers' weights, caps and examples are set (docs/campaign.md#swarm-shares)."""
 
-GEOMETRY_EDGES = (4, 5, 8, 9, 16, 17, 32, 33, 64, 65, 128, 129, 192, 193, 256)
-"""Head sizes on both sides of a change of the kernel's geometry class (row groups, rows per
-invocation, column tiles)."""
-
-TIERS = (
-    Tier("small", 0.6, head_sizes=(1, 2, 3, 4, 5, 6, 7, 8, 8, 9, 11, 12, 16, 16, 17, 24, 31, 32, 32, 33),
-         max_heads=8, seq_lens=((1, 8), (1, 8), (1, 8), (1, 9), (1, 16), PREFILL_SEQ_LENS), max_batch=4,
-         max_cost=1 << 14, specialised=True),
-    Tier("medium", 0.3, head_sizes=(16, 17, 32, 33, 48, 63, 64, 64, 65, 80, 96, 127, 128, 128, 129),
-         max_heads=32, seq_lens=((1, 8), (1, 8), (1, 16), (9, 24), (17, 32)), max_batch=4,
-         max_cost=1 << 16),
-    Tier("large", 0.1, head_sizes=(64, 64, 96, 128, 128, 128, 129, 160, 192, 193, 255, 256, 256),
-         max_heads=32, seq_lens=((1, 8), (1, 8), (9, 16), (17, 64)), max_batch=4,
-         max_cost=1 << 17, specialised=True),
-    Tier("long", 0.15, head_sizes=(1, 2, 3, 4, 5, 8, 9, 16, 16, 17, 31, 32, 32, 33),
-         max_heads=8, seq_lens=(FEW_CHUNKS, TENS_OF_CHUNKS, HUNDREDS_OF_CHUNKS), max_batch=2,
-         max_cost=1 << 22, examples=12, chunked_units=0.6),
-    Tier("long large", 0.015, head_sizes=(64, 65, 96, 127, 128, 128, 128, 129),
-         max_heads=2, seq_lens=(FEW_CHUNKS, TENS_OF_CHUNKS, HUNDREDS_OF_CHUNKS), max_batch=1,
-         max_cost=1 << 25, examples=4, seconds=12.0, chunked_units=0.2, specialised=True),
-    Tier("long largest", 0.01, head_sizes=(192, 193, 255, 256, 256, 256),
-         max_heads=1, seq_lens=(FEW_CHUNKS, (16 * CHUNK_SIZE - 1, 32 * CHUNK_SIZE + 1)), max_batch=1,
-         max_cost=1 << 25, examples=4, seconds=12.0, chunked_units=0.2, specialised=True),
-)
-"""The tiers, as data (a tier's name is its key in summaries and ``ORT_HEAD_SIZES``). The long tiers reach the
-prefill lengths of real prompts at a cost the measured calls set (``LONG_CALLS``): small heads at any length; heads
-of 64-129 in one or two heads of one batch entry; heads of 192-256 alone, to 513 tokens, where a call of one head
-of 256 costs what one of 128 costs at 2048 tokens."""
 
 SLOW_BACKENDS = ("ort-webgpu",)
 """Backends whose cost grows fastest with the shape on a software adapter: ORT's WebGPU EP compiles
@@ -131,14 +56,12 @@ shows on either, a compiler difference only where both run: a unit takes both wi
 ``BOTH_RUNTIMES``, else one of them, since together they cost a large share of a campaign's worker time
 (docs/campaign.md#swarm-shares)."""
 
-BOTH_RUNTIMES = 0.4
 
 CHUNKED_RUNTIME = "wgpu-chunked"
 """The kernel's chunked prefill (on wgpu-native): ``CHUNKED_UNITS`` of the units run it in place of the
 token loop on wgpu-native. On lavapipe its calls cost several times the loop's, hence the small share
 (docs/campaign.md#swarm-shares)."""
 
-CHUNKED_UNITS = 0.1
 
 SPECIALISED_RUNTIME = "wgpu-specialised"
 """The kernel's pipelines specialised on each call's sizes and layouts (on wgpu-native), the form a GPU runs
@@ -150,7 +73,6 @@ case; still, on lavapipe those compilations dominate its calls, the more so the 
 of heads over 64 allow it too, so that the sizes models use (128, 256) reach the specialised constants, each
 unit within its time budget."""
 
-SPECIALISED_UNITS = 0.08
 
 WIDE_RUNTIME = "wgpu-wide"
 """The kernel's geometry of a GPU with subgroups of 32 (on Dawn): up to 32 row groups per column, with
@@ -159,30 +81,11 @@ sizes, which lavapipe's own geometry (16 row groups) never compiles. ``WIDE_UNIT
 head sizes stage run it in place of Dawn's default geometry; on lavapipe its calls of such heads cost
 several times Dawn's own (docs/campaign.md#swarm-shares)."""
 
-WIDE_UNITS = 0.2
-
-LOOP_FORM, CHUNKED_FORM, SPECIALISED_FORM, WIDE_FORM = "loop", "chunked", "specialised", "wide"
-"""The forms of LinearAttention's kernel a unit can be made to run (``plan``'s ``form``): the token loops alone
-(``KERNEL_RUNTIMES``), or the chunked prefill, the specialised pipelines or the wide geometry in place of one
-of them."""
-
 
 def longest_range(seq_lens: tuple[tuple[int, int], ...]) -> tuple[int, int]:
     """The ``(min T, max T)`` range of a tier that reaches furthest (a steered unit's, where a change shows at long
     calls: ``fuzz.campaign.focus.Serves.long``)."""
     return max(seq_lens, key=lambda bounds: (bounds[1], bounds[0]))
-
-
-def form_shares(tier: Tier) -> dict[str, float]:
-    """The forms a unit of ``tier`` may run, each with about the share of the tier's units ``plan`` gives it when
-    it draws the form itself: the chunked prefill at the tier's own share, the specialised pipelines only in the
-    tiers that allow them (they compile per call shape), the wide geometry only where the tier has head sizes whose
-    checkpoint stores it stages."""
-    staged = sum(geometry(d, d, wide=True).staged_stores for d in tier.head_sizes) / len(tier.head_sizes)
-    chunked = CHUNKED_UNITS if tier.chunked_units is None else tier.chunked_units
-    shares = {CHUNKED_FORM: chunked, SPECIALISED_FORM: SPECIALISED_UNITS if tier.specialised else 0.0,
-              WIDE_FORM: WIDE_UNITS * staged}
-    return {LOOP_FORM: 1 - sum(shares.values()), **{form: share for form, share in shares.items() if share}}
 
 
 TARGETING = 0.25
@@ -193,68 +96,36 @@ near-tolerance cases costs bookkeeping per example that the other units spend on
 CHEAP_COST = 1 << 14
 SIT_OUT = {True: 0.6, False: 0.9}
 
-OTHER_BUILDS = {"ort-node": 0.5, "ort-webgpu-builtin": 0.5, "ort-web": 0.25}
-"""The other WebGPU builds of ORT (a worker process each: Node, another Python, a browser tab) and the share
-of the units of ``SLOW_BACKENDS`` (those in which ort-webgpu takes part, at ``ORT_HEAD_SIZES``, whether or
-not it is in the campaign) that each joins: on lavapipe and SwiftShader they cost what ort-webgpu costs or
-more (a new session in the browser took 1-3 s), so each costs a share of the units, not every unit's rate.
+WORKER_BUILD_SHARES = {"ort-node": 0.5, "ort-webgpu-builtin": 0.5, "ort-web": 0.25}
+"""The other WebGPU builds of ORT (``fuzz.backends.registry.WORKER_BUILDS``: a worker process each, Node, another
+Python, a browser tab) and the share of the units of ``SLOW_BACKENDS`` (those in which ort-webgpu takes part, at
+the op's ORT shapes, ``OpSwarm.ort_shape``, whether or
+not it is in the campaign) that each joins: on a software adapter they cost what ort-webgpu costs or more (a new
+session in the browser costs seconds: docs/results/2026-12-06-figures-from-comments/), so each costs a share of
+the units, not every unit's rate.
 Drawn after everything else, so that the other backends' plans of a seed stay as they were."""
 
-OTHER_PLATFORMS = {"wgpu-swiftshader": 0.25, "wgpu-browser": 0.1}
-"""The kernel on other WebGPU platforms than lavapipe (``fuzz.backends.wgpu_swiftshader``,
-``fuzz.backends.wgpu_browser``), each with the share of LinearAttention's units it joins (``CONV_PLATFORMS``: of the
-conv units). At models' head sizes SwiftShader's calls cost about 5 times lavapipe's, the browser's about 8 times (its
-tensors cross to a page; docs/results/2026-12-06-second-platforms), so each checks a share of the units. Drawn from a
-stream of their own (``PLATFORM_STREAM``), so that every other draw of a seed stays as it was."""
-
-CONV_PLATFORMS = {"wgpu-conv-swiftshader": 0.25, "wgpu-conv-browser": 0.1}
-"""The conv kernel on other WebGPU platforms than lavapipe, each with the share of the conv units it joins."""
-
 PLATFORM_STREAM = 0x506C6174
-"""Mixed into a unit's seed for the draws of ``OTHER_PLATFORMS`` and ``CONV_PLATFORMS``."""
+"""Mixed into a unit's seed for the draw of the kernels on other platforms than lavapipe (each op's ``PLATFORMS``),
+so that every other draw of a seed stays as it was."""
 
 
-def other_platforms_out(seed: int, shares: dict[str, float]) -> frozenset[str]:
-    """The platforms of ``shares`` that the unit of ``seed`` leaves out: each joins its share of the units."""
+def other_platforms_out(seed: int, shares: Mapping[str, float]) -> frozenset[str]:
+    """The platforms of ``shares`` (backend -> share of the op's units) that the unit of ``seed`` leaves out: each
+    joins its share of the units."""
     rng = random.Random(seed ^ PLATFORM_STREAM)
     return frozenset(platform for platform, share in shares.items() if rng.random() >= share)
 
 
-ORT_BUILDS = (*SLOW_BACKENDS, *OTHER_BUILDS)
+ORT_BUILDS = (*SLOW_BACKENDS, *WORKER_BUILD_SHARES)
 """Every WebGPU build of ORT: each compiles a shader per variant of its cache key (rule, past state, decay
 layout, dtype, the workgroup ``d_k`` rounds up to, the tile ``d_v`` gives, ``T >= 16``)."""
 
-ORT_HEAD_SIZES = {"small": (3, 16, 17), "medium": (33, 64), "large": (128, 129), "long": (3, 16, 17),
-                  "long large": (128, 129), "long largest": (128, 129)}
-"""The head sizes at which the ORT builds check a LinearAttention case, per tier (``ort_shape``): a scalar path,
-a vector path and one past it among small heads; the sizes models use above, and one past a power of two.
-Their shaders then repeat across units and across runs (Mesa's cache keeps them), while the kernels and the
-oracle check every size the unit draws. A unit in which ORT takes part has one of these in its pool
-(docs/campaign.md#swarm-shares)."""
-
-ORT_SIZES = frozenset(d for sizes in ORT_HEAD_SIZES.values() for d in sizes)
-"""Every size of ``ORT_HEAD_SIZES``, whatever the tier."""
-
-ORT_SIZE_STREAM = 0x4F5254
-"""Mixed into a unit's seed for the draw of ORT's head size, so that the rest of the plan keeps its own stream."""
-
-
-def ort_shape(case: Case) -> bool:
-    """Whether the ORT builds check this LinearAttention case: ``d_k`` and ``d_v`` among ``ORT_HEAD_SIZES``.
-    A conv case, or a case that is not valid, is theirs whatever its sizes."""
-    if case.op.name != LINEAR_ATTENTION.name:
-        return True
-    try:
-        dims = case.dims()
-    except ValidationError:
-        return True
-    return dims.d_k in ORT_SIZES and dims.d_v in ORT_SIZES
-
 
 REMOTE_ELEMENTS = 1 << 20
-"""The most input elements of a case that the builds of ``OTHER_BUILDS`` check: each call ships its tensors to
-a worker process, which at a long conv call of thousands of channels took tens of seconds, or gave no answer
-within its time-out (``LONG_CALLS``)."""
+"""The most input elements of a case that the builds of ``WORKER_BUILD_SHARES`` check: each call ships its tensors to
+a worker process, which at a long conv call of thousands of channels costs more than the rest of a unit, or gives no
+answer within its time-out (``LONG_CALLS``)."""
 
 
 IN_A_PAGE = ("wgpu-browser", "wgpu-conv-browser")
@@ -264,23 +135,18 @@ IN_A_PAGE = ("wgpu-browser", "wgpu-conv-browser")
 def takes_part(backend: str, case: Case) -> bool:
     """Whether ``backend`` checks ``case`` in a swarm unit of valid input: an ORT build only at ORT's shapes, a
     build in a worker process or a kernel in a browser only up to ``REMOTE_ELEMENTS`` input elements."""
-    remote = backend in OTHER_BUILDS or backend in IN_A_PAGE
+    remote = backend in WORKER_BUILD_SHARES or backend in IN_A_PAGE
     if remote and sum(x.size for x in case.inputs.values()) > REMOTE_ELEMENTS:
         return False
-    return backend not in ORT_BUILDS or ort_shape(case)
+    return backend not in ORT_BUILDS or swarm_of(case.op).ort_shape(case)
 
 WARM_UP_ROUNDS = 2
 """Rounds of units (one unit per property each) that keep to the small tier at the start."""
 
-MIN_STATE_ELEMENTS = 256
-"""The state cap of a unit is never below this, whatever its ``T``."""
 
 UNIT_SECONDS = 8.0
 """Wall time after which a unit stops drawing new examples (a failure it is shrinking is finished
 first): the cost budget that keeps a unit of large shapes from starving the rest."""
-
-KV_HEADS = (1, 1, 2, 2, 3, 4, 4, 6, 8, 8, 12, 16, 24, 32)
-GQA_RATIOS = (2, 3, 4, 6, 8)
 
 
 @dataclass(frozen=True)
@@ -289,11 +155,11 @@ class UnitPlan:
 
     tier: str
     limits: OpLimits
-    """The op's limits: ``Limits`` (LinearAttention) or ``ConvLimits`` (``fuzz.campaign.conv_swarm``)."""
+    """The op's limits: ``Limits`` (LinearAttention) or ``ConvLimits`` (``fuzz.ops.causal_conv.swarm``)."""
     examples: int
     sit_out: frozenset[str] = frozenset()
-    """Backends this unit leaves out (of ``SLOW_BACKENDS``, ``OTHER_BUILDS``, ``KERNEL_RUNTIMES`` and
-    ``OTHER_PLATFORMS``)."""
+    """Backends this unit leaves out (of ``SLOW_BACKENDS``, ``WORKER_BUILD_SHARES``, ``KERNEL_RUNTIMES`` and the op's
+    ``PLATFORMS``)."""
     seconds: float = math.inf
     """Wall time after which the unit stops drawing examples (``UNIT_SECONDS`` for a swarm unit)."""
     targeting: bool = True
@@ -303,45 +169,13 @@ class UnitPlan:
 
     def describe(self) -> str:
         """One line for logs and the report."""
-        lim = self.limits
-        if isinstance(lim, Limits):
-            layout = "/".join(str(h) for h in lim.head_layout_pool[0]) if lim.head_layout_pool else "any"
-            sizes = (f"d in {list(lim.head_dim_pool)}, Hq/Hkv/nk {layout}, T {lim.min_seq_len}-{lim.max_seq_len}, "
-                     f"B<={lim.max_batch}, rules {','.join(lim.rules)}, {','.join(lim.dtypes)}")
-        else:
-            sizes = lim.describe()
+        sizes = self.limits.describe()
         return (f"{self.tier}: {sizes}, {self.examples} examples"
                 + (f", without {','.join(sorted(self.sit_out))}" if self.sit_out else "")
                 + (", climbing the error ratio" if self.targeting else ""))
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
-
-
-INVERSE_GROUPS = 0.5
-"""The share of inverse-GQA layouts kept to two or more query heads, each repeated over a group of kv heads: with
-one query head every kv head reads the same one, and a group mapped wrongly goes unseen."""
-
-
-def head_layout(rng: random.Random, max_heads: int) -> tuple[int, int, int]:
-    """``(H_q, H_kv, n_k)``: MHA, GQA or inverse GQA with ratios up to 8, ``n_k`` a divisor of ``H_kv``."""
-    allowed = [h for h in KV_HEADS if h <= max_heads]
-    kv_heads = allowed[-1] if rng.random() < 0.2 else rng.choice(allowed)  # the most heads the unit allows, often
-    direction = rng.choice(("mha", "gqa", "gqa", "inverse"))
-    ratios = [r for r in GQA_RATIOS if kv_heads * r <= max_heads] if direction == "gqa" else \
-        [r for r in GQA_RATIOS if kv_heads % r == 0] if direction == "inverse" else []
-    if direction == "inverse" and rng.random() < INVERSE_GROUPS:
-        ratios = [r for r in ratios if kv_heads // r >= 2] or ratios
-    ratio = (ratios[-1] if rng.random() < 0.3 else rng.choice(ratios)) if ratios else 1
-    q_heads = kv_heads * ratio if direction == "gqa" else kv_heads // ratio
-    divisors = _divisors(kv_heads)
-    between = divisors[1:-1]
-    key_heads = rng.choice(between) if between and rng.random() < 0.5 else rng.choice([1, kv_heads])
-    return q_heads, kv_heads, key_heads
-
-
-def _subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
+def subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
     """All of ``items`` with probability ``keep_all``, else a random non-empty subset (order kept)."""
     if rng.random() < keep_all:
         return items
@@ -367,71 +201,61 @@ def sitting_out(plan: UnitPlan, names: tuple[str, ...]) -> frozenset[str]:
 
 
 def other_builds_out(rng: random.Random, *, slow_unit: bool) -> frozenset[str]:
-    """The ``OTHER_BUILDS`` a unit leaves out: each joins its share of the units ORT's WebGPU EP is in."""
-    return frozenset(build for build, share in OTHER_BUILDS.items() if not (rng.random() < share and slow_unit))
+    """The builds of ``WORKER_BUILD_SHARES`` a unit leaves out: each joins its share of the units ORT's WebGPU EP is
+    in."""
+    return frozenset(build for build, share in WORKER_BUILD_SHARES.items()
+                     if not (rng.random() < share and slow_unit))
 
 
-def narrowed(limits: Limits, size: int, state: int) -> Limits:
-    """A unit's limits kept to one head size (``size``, the unit's first draw: ORT's size where ORT takes part) and one
-    dtype, for the units that run the chunked prefill or the specialised pipelines: their pipelines compile
-    several times slower than the token loop's (the chunked prefill) or once per call shape (specialised), so a
-    unit of two sizes and both dtypes compiled up to eight of them where one suffices to find a bug of either
-    form (docs/campaign.md#swarm-shares). The unit's other axes (rules, layouts, ``T``, the window) stay as
-    drawn; ``state`` is the tier's state cap at the unit's ``T``."""
-    return replace(limits, head_dim_pool=(size,), max_head_dim=size, dtypes=limits.dtypes[:1],
-                   max_state_elements=max(state, limits.max_heads * size ** 2))
+@dataclass(frozen=True)
+class OpSwarm:
+    """One op's part of the swarm: its share of the units, its tiers and kernel forms (the campaign's arms), its
+    plan, and which of its cases the ORT builds check."""
+
+    share: float | None
+    """The op's share of the units whose property applies to several ops; None: the rest (the op every property
+    applies to, LinearAttention), after the ops that have a share."""
+    tiers: tuple[tuple[str, float], ...]
+    """``(name, weight)`` of each size tier, the first the tier of the warm-up rounds."""
+    forms: Callable[[str], dict[str, float]]
+    """``forms(tier)``: each form of the op's kernel a unit of ``tier`` may run, with its share of the tier's units
+    (``{"": 1.0}`` where the op's kernel has one form)."""
+    plan: Callable[..., UnitPlan]
+    """``plan(seed, base_examples, *, warming_up, tier_name, form, only, longest)``: the op's plan of a unit."""
+    ort_shape: Callable[[Case], bool]
+    """Whether the ORT builds check a valid case of the op (``takes_part``)."""
+    form_of_backend: Mapping[str, str] = field(default_factory=dict)
+    """The form of the op's kernel each of its kernel backends runs, where its kernel has several."""
 
 
-def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: str | None = None,
-         form: str | None = None, only: frozenset[str] | None = None, longest: bool = False) -> UnitPlan:
-    """The plan of the unit whose seed is ``seed`` (deterministic); ``base_examples`` for a cheap unit.
+def swarm_of(op: Op | str) -> OpSwarm:
+    """The swarm of ``op`` (an ``Op`` or its name): its package's ``SWARM``."""
+    return cast(OpSwarm, registry.part(op, "swarm").SWARM)
 
-    ``warming_up`` (the first ``WARM_UP_ROUNDS`` of a campaign) keeps to the small tier: the shader
-    and session caches of a fresh machine then fill on cheap cases first. A unit the campaign steers
-    (``fuzz.campaign.steering``) is given its tier (``tier_name``), its kernel ``form`` (of ``form_shares``), the
-    backends it runs (``only``: an ORT build among them takes part at its head sizes) and, where the change shows
-    at long calls, the tier's longest ``T`` range (``longest``); the rest is drawn.
-    """
-    rng = random.Random(seed)
-    tier = rng.choices(TIERS, weights=[t.weight for t in TIERS])[0]
-    if warming_up:
-        tier = TIERS[0]
-    if tier_name is not None:
-        tier = next(t for t in TIERS if t.name == tier_name)
-    min_t, max_t = longest_range(tier.seq_lens) if longest else rng.choice(tier.seq_lens)
-    state = max(MIN_STATE_ELEMENTS, tier.max_cost // max_t)
-    sit_out = frozenset(b for b in SLOW_BACKENDS if rng.random() < SIT_OUT[state * max_t <= CHEAP_COST])
-    draws = [rng.choice(tier.head_sizes) for _ in range(rng.choice((1, 2)))]
-    ort = sit_out != frozenset(SLOW_BACKENDS) if only is None else bool(only & set(ORT_BUILDS))
-    if ort:  # ORT takes part: one of its sizes in the pool, for its cases
-        draws[0] = random.Random(seed ^ ORT_SIZE_STREAM).choice(ORT_HEAD_SIZES[tier.name])
-    sizes = tuple(sorted(set(draws)))
-    layout = head_layout(rng, max(1, min(tier.max_heads, state // max(sizes) ** 2)))
-    batch = rng.choice(range(1, tier.max_batch + 1))
-    limits = Limits(
-        max_batch=batch, max_seq_len=max_t, min_seq_len=min_t, max_heads=max(layout[:2]), max_head_dim=max(sizes),
-        max_next_tokens=rng.choice((1, 2, 3, 4)), max_state_elements=max(state, max(layout[:2]) * max(sizes) ** 2),
-        dtypes=rng.choice((("float32", "float16"), ("float32",), ("float16",))),
-        explicit_scales=rng.random() < 0.25, head_dim_pool=sizes, head_layout_pool=(layout,),
-        rules=_subset(rng, UPDATE_RULES, keep_all=0.5), decay_per_row=_subset(rng, (False, True), keep_all=0.5),
-        beta_shared=_subset(rng, (False, True), keep_all=0.5),
-    )
-    targeting = rng.random() < TARGETING
-    if rng.random() >= BOTH_RUNTIMES:
-        sit_out |= {rng.choice(KERNEL_RUNTIMES)}
-    native = rng.random()  # which form of wgpu-native's kernel the unit runs: chunked, specialised or generic
-    chunked_share = CHUNKED_UNITS if tier.chunked_units is None else tier.chunked_units
-    chunked = native < chunked_share if form is None else form == CHUNKED_FORM
-    sit_out |= {KERNEL_RUNTIMES[0] if chunked else CHUNKED_RUNTIME}
-    specialised = (tier.specialised and chunked_share <= native < chunked_share + SPECIALISED_UNITS
-                   if form is None else form == SPECIALISED_FORM)
-    sit_out |= {KERNEL_RUNTIMES[0] if specialised else SPECIALISED_RUNTIME}
-    if chunked or specialised:
-        limits = narrowed(limits, draws[0], state)
-    staged = any(geometry(d, d, wide=True).staged_stores for d in limits.head_dim_pool)
-    wide = staged and rng.random() < WIDE_UNITS if form is None else form == WIDE_FORM
-    sit_out |= {KERNEL_RUNTIMES[1] if wide else WIDE_RUNTIME}
-    sit_out |= other_builds_out(rng, slow_unit=SLOW_BACKENDS[0] not in sit_out)
-    sit_out |= other_platforms_out(seed, OTHER_PLATFORMS)
-    return UnitPlan(tier=tier.name, limits=limits, examples=min(base_examples, tier.examples or base_examples),
-                    sit_out=sit_out, seconds=tier.seconds or UNIT_SECONDS, targeting=targeting, only=only)
+
+OP_STREAM = 0x436F6E76
+"""Mixed into a unit's seed for the op draw, so the op has its own random stream."""
+
+
+def unit_op(seed: int, ops: tuple[str, ...]) -> str:
+    """The op a swarm unit with this seed tests, among ``ops`` (those its property applies to): each op with a
+    share (``OpSwarm.share``) takes that share of the draws, in the registry's order; the op without one, the rest."""
+    if len(ops) == 1:
+        return ops[0]
+    draw, edge = random.Random(seed ^ OP_STREAM).random(), 0.0
+    chosen = [name for name in registry.op_names() if name in ops]
+    for name in chosen:
+        share = swarm_of(name).share
+        if share is not None:
+            edge += share
+            if draw < edge:
+                return name
+    return next((name for name in chosen if swarm_of(name).share is None), chosen[0])
+
+
+def op_share(op: str, ops: tuple[str, ...]) -> float:
+    """About the share of the units of a campaign of ``ops`` that test ``op`` (``unit_op``'s draw)."""
+    if len(ops) == 1:
+        return 1.0
+    share = swarm_of(op).share
+    return share if share is not None else 1 - sum(swarm_of(o).share or 0.0 for o in ops if o != op)

@@ -3,7 +3,7 @@
 Tests, the mutation tests and campaigns all drive the properties through ``run_unit``. A unit
 counts every example and every backend call, tallies the case axes it drew (``event()``), climbs
 the error/tolerance ratio (``target()``), and turns the minimal failing example Hypothesis reports
-into a ``Finding``, classified as known or new (``fuzz.corpus.known_issues.Classifier``). With
+into a ``Finding``, classified as known or new (``fuzz.corpus.classifier.Classifier``). With
 ``save_dir`` the finding is written there as a corpus entry and its report ends with the
 ``lafuzz repro`` command that re-checks it; ``on_saved`` is then handed the entry (the command line and
 the pytest plugin pass ``fuzz.export.exporter.export_upstream``, which exports an ONNX Runtime finding
@@ -49,14 +49,15 @@ from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.swarm import CHUNKED_RUNTIME
 from fuzz.corpus import documented_case
 from fuzz.corpus.candidates import NearMiss
+from fuzz.corpus.classifier import Classifier
 from fuzz.corpus.entry import Entry, write_entry
-from fuzz.corpus.known_issues import Classifier, KnownIssue
+from fuzz.corpus.known_issue import KnownIssue
 from fuzz.engine.compare import RATIO_CAP
 from fuzz.engine.op_testing import OpLimits, for_limits
 from fuzz.engine.properties import CheckResult, resolve_property
-from fuzz.findings import Finding, Kind, PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
+from fuzz.model.findings import Finding, Kind, PropertyFailure
 from fuzz.model.pack import slices
 from kernels.resident import ResidentKernel
 

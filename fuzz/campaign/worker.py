@@ -25,23 +25,23 @@ from hypothesis import settings as Settings
 from fuzz import atomic, environment
 from fuzz.backends import Backend, Lost, NoSuchDevice, Unavailable, backend_class, create
 from fuzz.backends.device_choice import assign_worker, worker_number
-from fuzz.campaign import conv_swarm, profiles, swarm
+from fuzz.campaign import profiles, swarm
 from fuzz.campaign.database import UnitDatabase, campaign_database, shared_key
 from fuzz.campaign.shard import WorkUnit
+from fuzz.campaign.summary import NATIVE_LOG
 from fuzz.campaign.swarm import UnitPlan
 from fuzz.campaign.unit import CountingBackend, UnitResult, harness_error, run_unit
+from fuzz.corpus.classifier import Classifier
 from fuzz.corpus.entry import CorpusError, Entry, from_bytes, marks, to_bytes
-from fuzz.corpus.known_issues import Classifier, preshrunk, shrunk_by_the_first_worker
+from fuzz.corpus.shrunk import preshrunk, shrunk_by_the_first_worker
 from fuzz.engine.op_testing import PRESETS, for_op
 from fuzz.engine.properties import resolve_property
-from fuzz.findings import Finding, PropertyFailure
-from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
+from fuzz.model.findings import Finding, PropertyFailure
+from fuzz.model.ops import LINEAR_ATTENTION
+from fuzz.ops import registry
 
 SWARM = "swarm"
 """``--limits swarm`` (the default): each unit draws its own slice of the contract (``fuzz.campaign.swarm``)."""
-
-NATIVE_LOG = "native.log"
-"""Under a campaign's ``--out``: what native libraries print in its processes (Dawn's limit warnings)."""
 
 UNFINISHED = ".lafuzz-unfinished"
 """Under a campaign's ``--out``: each running unit's smallest failure so far (``Worker.keep_unfinished``), which the
@@ -58,21 +58,17 @@ LIMIT_NAMES = (SWARM, *LIMITS)
 def plan_for(limits: str, unit: WorkUnit, examples: int, ops: Sequence[str] = (LINEAR_ATTENTION.name,)) -> UnitPlan:
     """What ``unit`` draws from under ``--limits limits``: the op it tests, among ``ops`` (those its property
     applies to, or the property's own where it applies to none of them; by the unit's seed in a swarm,
-    ``conv_swarm.unit_op``, else in turn by the unit's number), and its own swarm plan of that op or the op's
+    ``swarm.unit_op``, else in turn by the unit's number), and its own swarm plan of that op or the op's
     fixed slice. A unit the campaign steered (``WorkUnit.arm``, ``WorkUnit.only``) takes the op, tier and kernel
     form of its arm, runs the backends it names and, if it says so, its tier's longest ``T`` range."""
     prop = resolve_property(unit.property)
-    candidates = tuple(op for op in ops if prop.applies_to(op)) or prop.ops or (LINEAR_ATTENTION.name,)
+    candidates = tuple(op for op in ops if prop.applies_to(op)) or prop.ops or registry.op_names()[:1]
     warming_up = unit.number < swarm.WARM_UP_ROUNDS
     arm, only = unit.arm, unit.only  # a unit the campaign steered: its op, tier and form are given
     if limits == SWARM:
-        op = arm.op if arm else conv_swarm.unit_op(unit.seed, candidates)
-        tier = arm.tier if arm else None
-        if op == CAUSAL_CONV.name:
-            return conv_swarm.plan(unit.seed, examples, warming_up=warming_up, tier_name=tier, only=only,
-                                   longest=unit.longest)
-        return swarm.plan(unit.seed, examples, warming_up=warming_up, tier_name=tier,
-                          form=arm.form if arm else None, only=only, longest=unit.longest)
+        op = arm.op if arm else swarm.unit_op(unit.seed, candidates)
+        return swarm.swarm_of(op).plan(unit.seed, examples, warming_up=warming_up, tier_name=arm.tier if arm else None,
+                                       form=arm.form if arm else None, only=only, longest=unit.longest)
     op = arm.op if arm else candidates[unit.number % len(candidates)]
     return UnitPlan(tier=limits, limits=for_op(op).preset(limits), examples=examples, only=only)
 

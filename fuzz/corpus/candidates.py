@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from fuzz.corpus.entry import Entry, read_entry, write_entry
-from fuzz.findings import Finding, Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Finding, Kind
 
 KEEP = 20
 """How many near misses a campaign keeps (the highest ratios)."""

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from fuzz.corpus.entry import Entry, write_entry
-from fuzz.findings import Finding, Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Finding, Kind
 from oracles.validation import INPUT_NAMES
 
 DEFAULT_DIR = Path(__file__).resolve().parents[3] / "shared" / "cuda-reference"

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fuzz.backends import Backend, Lost
+from fuzz.corpus.classifier import Classifier
 from fuzz.corpus.entry import CorpusError, Entry, entry_dirs, read_entry
-from fuzz.corpus.known_issues import Classifier, KnownIssue
+from fuzz.corpus.known_issue import KnownIssue
 from fuzz.engine.properties import resolve_property
-from fuzz.findings import Finding, PropertyFailure
+from fuzz.model.findings import Finding, PropertyFailure
 
 REPLAYED = "still reproduces: documented case replayed"
 """The note of a known finding confirmed by its documented case rather than shrunk."""

@@ -13,7 +13,7 @@ Layout: ``<root>/<property>/<id>/entry.json``, plus ``arrays.npz`` when the arra
 - ``expected`` and ``seen``: what the contract asked for and what happened (the property's report,
   the error, tolerance and ratio of a mismatch, and the finding's note, e.g. "known in 0.4.0, also
   in 0.5.0");
-  together with the fields above, the ``fuzz.findings.Finding`` the entry was made from;
+  together with the fields above, the ``fuzz.model.findings.Finding`` the entry was made from;
 - ``provenance``: when, by which campaign seed/shard/unit, with which backend versions and adapters;
 - ``known_failure`` (optional): ``{"backend", "issue", "implementation", "explanation"}``, set by
   a campaign for a documented issue or by a person when the fault is in an implementation we do not
@@ -42,11 +42,15 @@ from typing import Any
 import numpy as np
 
 from fuzz import atomic
+from fuzz.engine.gdn_checks import GDN_PROPERTIES
 from fuzz.engine.properties import PROPERTIES
-from fuzz.findings import Finding, Kind, KnownMark
 from fuzz.model.case import Case
-from fuzz.model.ops import OPS
+from fuzz.model.findings import Finding, Kind, KnownMark
+from fuzz.model.ops import ALL_OPS
 from oracles.validation import ValidationError
+
+KNOWN_PROPERTIES = {**PROPERTIES, **{p.name: p for p in GDN_PROPERTIES}}
+"""The properties an entry may name: the campaign's, and GatedDeltaNet's and its replay's."""
 
 FORMAT = "lafuzz-corpus/1"
 INLINE_LIMIT = 64
@@ -199,8 +203,9 @@ def _check_document(document: Any) -> dict[str, Any]:
     if document.get("format") != FORMAT:
         raise _Problem(f"{DOCUMENT_KEY}: format {document.get('format')!r}, expected {FORMAT!r}")
     _plain_name(document, "id")
-    if _plain_name(document, "property") not in PROPERTIES:  # never ``module:attribute``: data imports no code
-        raise _Problem(f"{DOCUMENT_KEY}: unknown property {document['property']!r}; known: {', '.join(PROPERTIES)}")
+    if _plain_name(document, "property") not in KNOWN_PROPERTIES:  # never ``module:attribute``: data imports no code
+        raise _Problem(f"{DOCUMENT_KEY}: unknown property {document['property']!r}; known: "
+                       f"{', '.join(KNOWN_PROPERTIES)}")
     backends = _field(document, "backends", list)
     if not backends or not all(isinstance(b, str) and b for b in backends):
         raise _Problem(f"{DOCUMENT_KEY}: field 'backends' must list one or more backend names")
@@ -210,8 +215,8 @@ def _check_document(document: Any) -> dict[str, Any]:
     _field(document, "signature", str)
     case = _field(document, "case", dict)
     op = _field(case, "op", str, required=False)
-    if op is not None and op not in OPS:  # absent: an entry written before there were two ops, LinearAttention's
-        raise _Problem(f"{DOCUMENT_KEY}: unknown op {op!r}; known: {', '.join(OPS)}")
+    if op is not None and op not in ALL_OPS:  # absent: an entry written before there were two ops, LinearAttention's
+        raise _Problem(f"{DOCUMENT_KEY}: unknown op {op!r}; known: {', '.join(ALL_OPS)}")
     _field(case, "attrs", dict)
     _field(case, "aliased", bool, required=False)
     _field(case, "poison", str, required=False)
@@ -329,7 +334,7 @@ def _checked_values(entry: Entry) -> Entry:
     that takes only valid cases, and finite values everywhere but in poisoned past slots (the only place
     the contract lets NaN and Inf be)."""
     case = entry.finding.case
-    if not PROPERTIES[entry.finding.property].invalid_input:
+    if not KNOWN_PROPERTIES[entry.finding.property].invalid_input:
         try:
             case.dims()
         except ValidationError as err:

@@ -1,112 +1,28 @@
-"""Known findings in real implementations, and the one place that decides whether a finding is known.
+"""The catalogue of known findings in real implementations: each documented defect as a ``KnownIssue``.
 
-Each ``KnownIssue`` says which backend is at fault, which cases it affects and how it fails (a
-``Kind``: ``MISMATCH`` for a wrong result on valid input, the error-parity kind for invalid
-input). A wrong result comes with a model of what the implementation actually computes (the oracle
-run on the inputs as the implementation misreads them), so a test can prove the finding is still
-exactly what it was. A fixed implementation makes the documenting tests fail: that is the signal
-to retire the entry.
-
-An issue is documented for one implementation and a range of its versions (``implementation``,
-``versions``: a ``packaging`` specifier set such as ``==0.4.0``). A backend that reports another
-version (a local build's ``1.0.0-dev``, a release with fixes, a version it cannot name) is checked
-in full: the issue is not applied to it, and a failure it covers is a new finding noted "known in
-0.4.0, also in 1.0.0-dev".
-
-``Classifier`` answers "is this finding known?" for campaigns, replay and tests alike. It is made
-with the implementations of the backends in play (``for_backends``) and is ``strict`` when known
-issues must count as new (``--strict``). A finding is known when a documented issue in play covers
-it (its backend among the failing ones, same kind, the case affected), or when a corpus entry with
-the finding's id carries a ``known_failure`` mark naming one of its backends (a mark that names a
-documented issue holds where that issue is in play). ``affecting`` answers the question asked
-before a case runs: does an issue in play of this backend affect it (so the backend may sit the
-case out once the issue is shrunk)?
+Each entry says which backend is at fault, which cases it affects (its predicate, beside it here) and how it fails
+(a ``Kind``: ``MISMATCH`` for a wrong result on valid input, the error-parity kind for invalid input). A wrong
+result comes with a model of what the implementation actually computes (the oracle run on the inputs as the
+implementation misreads them), so a test can prove the finding is still exactly what it was. A fixed
+implementation makes the documenting tests fail: that is the signal to retire the entry. What an entry is
+(``fuzz.corpus.known_issue``) and how a finding is classified against the catalogue (``fuzz.corpus.classifier``)
+live apart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any, TypedDict
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from packaging.specifiers import SpecifierSet
 
-from fuzz.backends.base import Backend
-from fuzz.engine.hybrid_block import la_calls
-from fuzz.findings import Finding, Kind, KnownMark
-from fuzz.implementation import Implementation
+from fuzz.backends.registry import WORKER_BUILDS
+from fuzz.corpus.known_issue import Build, KnownIssue
 from fuzz.model.case import Case
-from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
+from fuzz.model.findings import Kind
+from fuzz.model.ops import CAUSAL_CONV
 from oracles.validation import DELTA_RULES, GATED_RULES, ValidationError
-
-
-@dataclass(frozen=True)
-class KnownIssue:
-    """One known wrong behaviour of one implementation."""
-
-    id: str
-    backend: str
-    """The backend at fault (its name in the factory)."""
-    implementation: str
-    """What the backend runs when it has the issue (``Implementation.name``)."""
-    versions: SpecifierSet
-    """The versions of ``implementation`` that have it."""
-    seen_with: str
-    """Where it was seen, in words (the rest of the stack, the machines)."""
-    kind: Kind
-    """``MISMATCH`` for a wrong result on a valid case, or the error-parity kind for an invalid one."""
-    summary: str
-    applies: Callable[[Case], bool]
-    """True for the cases the issue affects."""
-    misread: Callable[[Case], Case] | None = None
-    """For a wrong result: the case as the implementation effectively reads it (the oracle on it
-    reproduces the implementation)."""
-    op: str = LINEAR_ATTENTION.name
-    """The op whose cases it affects (``applies`` is asked about that op's cases only)."""
-
-    def affects(self, case: Case) -> bool:
-        """Whether ``case`` is one the issue affects: a call of its op for which ``applies`` holds is the case
-        or one the case makes (a hybrid-block case's LinearAttention calls: ``calls_in``)."""
-        if case.op.name == self.op:
-            return self.applies(case)
-        return any(call.op.name == self.op and self.applies(call) for call in calls_in(case)[1:])
-
-    @property
-    def known_in(self) -> str:
-        """The versions that have it, in words: ``0.4.0`` for one version, else the specifier set."""
-        specifiers = list(self.versions)
-        if len(specifiers) == 1 and specifiers[0].operator in ("==", "==="):
-            return specifiers[0].version
-        return str(self.versions)
-
-    def mark(self) -> KnownMark:
-        return KnownMark(
-            backend=self.backend,
-            issue=self.id,
-            implementation=f"{self.implementation} {self.known_in} with {self.seen_with}",
-            explanation=self.summary,
-        )
-
-    def has(self, implementation: Implementation | None) -> bool:
-        """Whether ``implementation`` is one this issue is documented for; None (a backend that does not
-        say what it runs: a test's fake) is taken to be one."""
-        return implementation is None or implementation.within(self.implementation, self.versions)
-
-    def covers(self, finding: Finding) -> bool:
-        """Whether ``finding`` is an instance of this issue."""
-        return self.backend in finding.backends and self.kind == finding.kind and self.affects(finding.case)
-
-
-def calls_in(case: Case) -> tuple[Case, ...]:
-    """The case, and for a hybrid-block case (CausalConvWithState with the LinearAttention half in its notes)
-    LinearAttention's calls too: a defect of either op shows through the block."""
-    if case.op.name != CAUSAL_CONV.name or "block" not in case.notes:
-        return (case,)
-    try:
-        return (case, *la_calls(case))
-    except ValidationError:
-        return (case,)
 
 
 def _broken_input(case: Case) -> str:
@@ -137,14 +53,6 @@ def _shared_beta_as_per_head(case: Case) -> Case:
     index = np.arange(batch * seq_len * heads).reshape(batch, seq_len, heads)
     misread = np.where(index < flat.size, flat[np.minimum(index, flat.size - 1)], 0).astype(beta.dtype)
     return case.with_inputs(beta=misread)
-
-
-class Build(TypedDict):
-    """Where an issue was seen: the implementation, its versions that have it, the rest of the stack in words."""
-
-    implementation: str
-    versions: SpecifierSet
-    seen_with: str
 
 
 CUDA_EP: Build = {
@@ -341,8 +249,9 @@ ORT_WEBGPU_1_27: Build = {
     "versions": SpecifierSet("==1.27.0"),
     "seen_with": "its built-in WebGPU EP on lavapipe",
 }
-OTHER_BUILDS: dict[str, Build] = {"ort-node": ORT_NODE, "ort-web": ORT_WEB, "ort-webgpu-builtin": ORT_WEBGPU_1_27}
-"""The other WebGPU builds of ONNX Runtime (``fuzz.backends.ort_remote``), by backend name."""
+WORKER_BUILD_STACKS: dict[str, Build] = dict(zip(WORKER_BUILDS, (ORT_NODE, ORT_WEB, ORT_WEBGPU_1_27), strict=True))
+"""Where each other WebGPU build of ONNX Runtime (``fuzz.backends.registry.WORKER_BUILDS``, each in a worker
+process of its own) was seen, by backend name."""
 
 SEEN_IN_OTHER_BUILDS = {
     "ort-webgpu-shared-beta": ("ort-node", "ort-web", "ort-webgpu-builtin"),
@@ -366,7 +275,8 @@ activation = '' as 'none'."""
 
 def _in_build(known: KnownIssue, backend: str) -> KnownIssue:
     """``known`` as seen in another build: same cases and kind, that build's backend, id and versions."""
-    return replace(known, id=known.id.replace("ort-webgpu", backend, 1), backend=backend, **OTHER_BUILDS[backend])
+    return replace(known, id=known.id.replace("ort-webgpu", backend, 1), backend=backend,
+                   **WORKER_BUILD_STACKS[backend])
 
 
 def _gqa_query_heads(case: Case) -> bool:
@@ -472,25 +382,6 @@ KNOWN_ISSUES += (
 )
 
 
-def preshrunk(backends: Iterable[str]) -> set[str]:
-    """The documented issues of the builds in worker processes among ``backends``. A campaign counts them as shrunk
-    from its start (the builds sit out the cases they affect): shrinking a crash there again costs a worker, or a
-    browser, per example (4-9 s each for a browser); ``lafuzz matrix`` and the tests check them instead."""
-    names = set(backends)
-    return {known.id for known in KNOWN_ISSUES if known.backend in OTHER_BUILDS and known.backend in names}
-
-
-def shrunk_by_the_first_worker(backends: Iterable[str], worker: int) -> set[str]:
-    """The documented crashes and hangs of ``backends`` that campaign worker ``worker`` counts as shrunk from its
-    start: in every worker but the first (number 0), which shrinks each once for the whole campaign. Each example
-    of such a shrink costs a fresh crash-isolated process, its session and shaders anew, and a shrink takes many
-    (docs/campaign.md#swarm-shares)."""
-    if worker == 0:
-        return set()
-    names = set(backends)
-    return {known.id for known in KNOWN_ISSUES if known.backend in names and known.kind in (Kind.CRASH, Kind.TIMEOUT)}
-
-
 def issue(issue_id: str) -> KnownIssue:
     """The documented issue with this id; raises ``KeyError`` naming the known ids."""
     for known in KNOWN_ISSUES:
@@ -499,77 +390,3 @@ def issue(issue_id: str) -> KnownIssue:
     raise KeyError(f"no known issue {issue_id!r}; known: {', '.join(i.id for i in KNOWN_ISSUES)}")
 
 
-class Classifier:
-    """Decides whether a finding is known.
-
-    ``marks`` are the corpus's ``known_failure`` marks by entry id; ``implementations`` what each
-    backend in play runs, by backend name (a backend left out, or None, is matched by name alone);
-    ``strict``: nothing is known, every issue is checked in full.
-    """
-
-    def __init__(
-        self,
-        marks: dict[str, KnownMark] | None = None,
-        implementations: Mapping[str, Implementation | None] | None = None,
-        strict: bool = False,
-    ) -> None:
-        self.marks = dict(marks or {})
-        self.implementations = dict(implementations or {})
-        self.strict = strict
-
-    @classmethod
-    def for_backends(
-        cls, backends: Iterable[Backend], marks: dict[str, KnownMark] | None = None, strict: bool = False
-    ) -> Classifier:
-        """For these backends, as each reports its implementation."""
-        return cls(marks, {b.name: b.implementation for b in backends}, strict)
-
-    @classmethod
-    def from_corpus(cls, entries: Iterable[tuple[str, KnownMark | None]]) -> Classifier:
-        """From ``(entry id, mark)`` pairs, e.g. every entry of a corpus."""
-        return cls({entry_id: mark for entry_id, mark in entries if mark is not None})
-
-    def in_play(self, known: KnownIssue) -> bool:
-        """Whether ``known`` counts as known here: not strict, and its backend runs an affected version."""
-        return not self.strict and known.has(self.implementations.get(known.backend))
-
-    def affecting(self, backend: str, case: Case) -> KnownIssue | None:
-        """The first issue in play of ``backend`` that affects ``case``, if any."""
-        return next(iter(self.every_affecting(backend, case)), None)
-
-    def every_affecting(self, backend: str, case: Case) -> list[KnownIssue]:
-        """Every issue in play of ``backend`` that affects ``case``: a hybrid-block case can be one of several
-        (a shared beta in LinearAttention's half, a kernel of one tap in the convolution)."""
-        return [i for i in KNOWN_ISSUES if i.backend == backend and i.affects(case) and self.in_play(i)]
-
-    def documented(self, finding: Finding) -> KnownIssue | None:
-        """The issue in play that covers ``finding``, if any."""
-        return next((i for i in KNOWN_ISSUES if i.covers(finding) and self.in_play(i)), None)
-
-    def classify(self, finding: Finding, entry_id: str | None = None) -> Finding:
-        """``finding`` with ``known`` set when it is known (and, for a documented issue, the issue's id
-        as its id). ``entry_id`` names the corpus entry the finding re-checks (replay), whose mark counts.
-        A finding an issue covers that is not in play is new, with a note saying where it is known."""
-        documented = self.documented(finding)
-        if documented is not None:
-            return finding.with_(known=documented.mark(), id=entry_id or documented.id)
-        mark = self.marks.get(entry_id or finding.id)
-        if mark is not None and mark.backend in finding.backends and self._mark_holds(mark):
-            return finding.with_(known=mark, id=entry_id or finding.id)
-        outside = next((i for i in KNOWN_ISSUES if i.covers(finding)), None)
-        return finding if outside is None else finding.with_(note=self._note(outside))
-
-    def _mark_holds(self, mark: KnownMark) -> bool:
-        """A mark naming a documented issue holds where the issue is in play; any other, unless strict."""
-        named = next((i for i in KNOWN_ISSUES if i.id == mark.issue), None)
-        return self.in_play(named) if named is not None else not self.strict
-
-    def _note(self, known: KnownIssue) -> str:
-        """Why an issue that covers a finding did not make it known."""
-        where = f"{known.id}: known in {known.known_in}"
-        if self.strict:
-            return f"{where}; --strict: reported as new"
-        running = self.implementations.get(known.backend)
-        if running is None:  # a backend that does not say what it runs has every version (``KnownIssue.has``)
-            return where
-        return f"{where}, also in {running.version if running.name == known.implementation else running}"

@@ -7,7 +7,7 @@ EP's) is checked once per available backend, against a backend that returns the 
 
 - ``pass``: the property holds and the entry carries no mark (a fixed bug whose entry guards it);
 - ``regression``: it fails and no known-failure mark covers the failing backends;
-- ``still failing`` / ``now fixed``: the failure is known (``fuzz.corpus.known_issues.Classifier``:
+- ``still failing`` / ``now fixed``: the failure is known (``fuzz.corpus.classifier.Classifier``:
   a documented issue in play for the backends' versions, or the entry's own ``known_failure`` mark)
   and is (or, for a marked entry, is no longer) there. With ``strict`` nothing is known: a known
   failure is a regression;
@@ -29,11 +29,11 @@ import numpy as np
 
 from fuzz.backends import Backend, Capabilities, Unsupported
 from fuzz.backends.registry import UnknownRecordedBackend, check_recorded
+from fuzz.corpus.classifier import Classifier
 from fuzz.corpus.entry import CorpusError, Entry
-from fuzz.corpus.known_issues import Classifier
 from fuzz.engine.properties import resolve_property
-from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
+from fuzz.model.findings import PropertyFailure
 
 PASS, REGRESSION, STILL_FAILING, NOW_FIXED, SKIPPED = "pass", "regression", "still failing", "now fixed", "skipped"
 REFUSED = "refused"

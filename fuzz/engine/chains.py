@@ -14,7 +14,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fuzz.engine.strategies import (
+from fuzz.model.case import Case
+from fuzz.model.chain import ACCEPT_MODES, Chain
+from fuzz.ops.linear_attention.strategies import (
     CasesFn,
     Limits,
     build_case,
@@ -25,8 +27,6 @@ from fuzz.engine.strategies import (
     shapes,
     windows,
 )
-from fuzz.model.case import Case
-from fuzz.model.chain import ACCEPT_MODES, Chain
 from oracles.rollback import represented_acceptances
 
 MAX_CALLS = 4

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from fuzz.backends import Backend, ChainCall, Crashed, Rejected, TimedOut, Unsupported
 from fuzz.engine.compare import Mismatch, MismatchError, Where, element_ratios
 from fuzz.engine.op_testing import OpTesting, for_op
-from fuzz.findings import Finding, Kind, PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
+from fuzz.model.findings import Finding, Kind, PropertyFailure
 
 
 @dataclass
@@ -43,8 +43,8 @@ class CheckResult:
 class Property:
     """A named correctness property: the cases it needs and the check every backend must pass.
 
-    ``strategy(limits)`` draws the cases of the op whose limits it is given (``Limits``: LinearAttention;
-    ``ConvLimits``: CausalConvWithState); ``ops`` names the ops it applies to (None: every op).
+    ``strategy(limits)`` draws the cases of the op whose limits it is given (its ``OpTesting.limits_type``,
+    ``fuzz.engine.op_testing.for_limits``); ``ops`` names the ops it applies to (None: every op).
     """
 
     name: str

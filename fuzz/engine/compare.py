@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from fuzz.engine.op_testing import exact_for, for_op, la_locate
+from fuzz.engine.op_testing import exact_for, for_op
 from fuzz.engine.tolerance import Budget
 from fuzz.model.case import Case
+from fuzz.ops.linear_attention.testing import la_locate
 
 TENSORS = ("output", "present_state")
 """The two results of a call, in the operator's order."""

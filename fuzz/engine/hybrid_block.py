@@ -37,9 +37,14 @@ import oracles
 from fuzz.backends import Backend
 from fuzz.backends.device_block import run_block_resident
 from fuzz.engine.checking import Check, CheckResult, Property
-from fuzz.engine.conv_strategies import ConvLayout, ConvLimits, ConvShape, build_conv_case
-from fuzz.engine.conv_tolerance import exact_conv_answer
-from fuzz.engine.strategies import (
+from fuzz.model.block import BlockCall, BlockResult, BlockRun
+from fuzz.model.case import Case
+from fuzz.model.chain import ACCEPT_MODES, token_spans
+from fuzz.model.findings import PropertyFailure
+from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
+from fuzz.ops.causal_conv.strategies import ConvLayout, ConvLimits, ConvShape, build_conv_case
+from fuzz.ops.causal_conv.tolerance import exact_conv_answer
+from fuzz.ops.linear_attention.strategies import (
     DELTA_KEY_NORM_CAP,
     betas,
     decays,
@@ -50,12 +55,7 @@ from fuzz.engine.strategies import (
     shift_to_fit,
     values,
 )
-from fuzz.engine.tolerance import exact_answer
-from fuzz.findings import PropertyFailure
-from fuzz.model.block import BlockCall, BlockResult, BlockRun
-from fuzz.model.case import Case
-from fuzz.model.chain import ACCEPT_MODES, token_spans
-from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
+from fuzz.ops.linear_attention.tolerance import exact_answer
 from oracles.block import QkvWidths, split_qkv
 from oracles.rollback import represented_acceptances
 from oracles.validation import DELTA_RULES, GATED_RULES, UPDATE_RULES

@@ -5,32 +5,30 @@ which draws on Hypothesis and the tolerance model and so sits in this layer: the
 its strategies (valid cases, the window's cases through ``fuzz.engine.window_cases``, invalid cases, and
 device chains where the op has them), its float64 answer with the blocks of the tolerance model, the
 depth of each result, and how an element of a result is named in a mismatch report. The properties
-(``fuzz.engine.properties``) are written once against this; ``for_op(op)`` finds an op's,
+(``fuzz.engine.properties``) are written once against this. Each op's own sits in its package
+(``fuzz/ops/<op>/testing.py``, ``TESTING``); ``for_op(op)`` finds it through ``fuzz.ops.registry``,
 ``for_limits(limits)`` the one whose limits a unit draws from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from functools import partial
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
 
 from hypothesis import strategies as st
 
-from fuzz.engine import tolerance
-from fuzz.engine.bad_inputs import RULES, invalid_cases
-from fuzz.engine.chains import chain_cases, window_chain_cases
-from fuzz.engine.conv_bad_inputs import CONV_RULES, invalid_conv_cases
-from fuzz.engine.conv_strategies import ConvLimits, conv_cases
-from fuzz.engine.conv_tolerance import conv_depth, exact_conv_answer
-from fuzz.engine.strategies import Limits, cases, resume_cases
-from fuzz.engine.window_cases import poisoned_window_cases, resume_window_cases, short_window_cases
+from fuzz.engine.window_cases import poisoned_window_cases, short_window_cases
 from fuzz.model.case import Case
-from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION, Op
+from fuzz.model.ops import Op
+from fuzz.ops import registry
 
-OpLimits = Limits | ConvLimits
-"""The limits of any op: which op a unit tests follows from the type of its limits."""
+
+class OpLimits(Protocol):
+    """The limits of any op (its ``OpTesting.limits_type``): which op a unit tests follows from their type."""
+
+    def describe(self) -> str:
+        """One line for logs and the report."""
 
 Strategy = Callable[[Any], st.SearchStrategy[Case]]
 """A strategy of cases under an op's limits."""
@@ -49,7 +47,7 @@ class OpTesting:
 
     op: Op
     limits_type: type
-    """``Limits`` or ``ConvLimits``: its ``ci()``, ``default()``, ``campaign()``, ``big()`` presets."""
+    """The op's limits (an ``OpLimits``): its ``ci()``, ``default()``, ``campaign()``, ``big()`` presets."""
     cases: Callable[..., st.SearchStrategy[Case]]
     """Valid cases: ``cases(limits, *, min_window=0, has_past=None, aliased=False, state_window=None,
     seq_len=None, notes=None, packs=False)``."""
@@ -80,70 +78,14 @@ class OpTesting:
         return getattr(self.limits_type, name)()
 
 
-def _la_exact(inputs: dict[str, Any], attrs: dict[str, Any]) -> Any:
-    return tolerance.exact_answer(inputs, attrs)
-
-
-def _la_depth(dims: Any, tensor: str, tokens: int | None) -> int:
-    """Tokens (one state update each) plus ``d_k`` (the dot products of retrieval and readout)."""
-    return (dims.seq_len if tokens is None else tokens) + dims.d_k
-
-
-def la_locate(d_v: int, tensor: str, index: tuple[int, ...]) -> Coordinates:
-    """``output`` ``(B, T, H_out*d_v)``: batch, token, head, value column; a state: slot, batch, head, key row,
-    value column."""
-    if tensor == "output":
-        batch, token, column = index
-        return {"slot": None, "batch": batch, "head": column // d_v, "row": token, "col": column % d_v}
-    slot = index[0] if len(index) == 5 else None
-    batch, head, row, col = index[-4:]
-    return {"slot": slot, "batch": batch, "head": head, "row": row, "col": col}
-
-
-def _conv_locate(dims: Any, tensor: str, index: tuple[int, ...]) -> Coordinates:
-    """An element of ``output`` or of a state slot: batch, channel (or channel axes), spatial indices, position."""
-    slot = index[0] if tensor != "output" and dims.state_window else None
-    rest = index[1:] if slot is not None else index
-    batch = rest[0]
-    if dims.channels_last:
-        position, channels = rest[1], rest[2:]
-        named = [(f"channel axis {i + 1}" if len(channels) > 1 else "channel", c) for i, c in enumerate(channels)]
-    else:
-        named = [("channel", rest[1]), *((f"spatial axis {i + 1}", s) for i, s in enumerate(rest[2:-1]))]
-        position = rest[-1]
-    what = "position" if tensor == "output" else "state position"
-    return {"slot": slot, "batch": batch, "coordinates": (*named, (what, position))}
-
-
-LINEAR_ATTENTION_TESTING = OpTesting(
-    op=LINEAR_ATTENTION, limits_type=Limits, cases=cases, resume_cases=resume_cases, invalid_cases=invalid_cases,
-    rules=RULES, exact=_la_exact, depth=_la_depth, chain_cases=chain_cases,
-    locate=lambda dims, tensor, index: la_locate(dims.d_v, tensor, index),
-)
-
-def _conv_chain_cases(limits: ConvLimits) -> st.SearchStrategy[Case]:
-    """Chains of ``ndim = 1`` calls: the kernels that run chains (``kernels.causal_conv``) run that alone."""
-    return window_chain_cases(conv_cases, replace(limits, ndims=(1,)))
-
-
-CAUSAL_CONV_TESTING = OpTesting(
-    op=CAUSAL_CONV, limits_type=ConvLimits, cases=conv_cases, resume_cases=partial(resume_window_cases, conv_cases),
-    invalid_cases=invalid_conv_cases, rules=CONV_RULES, exact=exact_conv_answer,
-    depth=lambda dims, tensor, tokens: conv_depth(dims, tensor), locate=_conv_locate, chain_cases=_conv_chain_cases,
-)
-
-TESTING: Mapping[str, OpTesting] = {t.op.name: t for t in (LINEAR_ATTENTION_TESTING, CAUSAL_CONV_TESTING)}
-"""Every op's testing, by op name."""
-
-
 def for_op(op: Op | str) -> OpTesting:
-    """The testing of ``op`` (an ``Op`` or its name)."""
-    return TESTING[op if isinstance(op, str) else op.name]
+    """The testing of ``op`` (an ``Op`` or its name): its package's ``TESTING``."""
+    return cast(OpTesting, registry.part(op, "testing").TESTING)
 
 
 def for_limits(limits: Any) -> OpTesting:
-    """The testing of the op whose limits these are (``Limits``: LinearAttention; ``ConvLimits``: the conv)."""
-    for candidate in TESTING.values():
+    """The testing of the op whose limits these are (an instance of its ``limits_type``)."""
+    for candidate in map(for_op, registry.ops()):
         if isinstance(limits, candidate.limits_type):
             return candidate
     raise TypeError(f"no op has limits of type {type(limits).__name__}")

@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 from fuzz.backends import Backend
 from fuzz.engine.checking import CheckResult
 from fuzz.engine.compare import MismatchError
-from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
+from fuzz.model.findings import PropertyFailure
 from fuzz.model.pack import PACK, slice_of, slices
 
 CheckFn = Callable[[Case, Sequence[Backend]], CheckResult]

@@ -2,7 +2,7 @@
 
 Each ``Property`` pairs a strategy (which cases it needs) with a check (what must hold on every
 selected backend), written with ``fuzz.engine.checking.Check``. A check raises
-``fuzz.findings.PropertyFailure`` (carrying a ``Finding``) on violation and otherwise returns a
+``fuzz.model.findings.PropertyFailure`` (carrying a ``Finding``) on violation and otherwise returns a
 ``CheckResult`` (largest error/tolerance ratio, comparisons made, backends skipped and why). The float64
 oracle (``oracles``) is always the exact answer behind tolerances. Hypothesis drives the properties in one
 place, ``fuzz.campaign.unit.run_unit``, for tests and campaigns alike; ``lafuzz repro`` re-checks one saved
@@ -23,16 +23,16 @@ from hypothesis import strategies as st
 
 import oracles
 from fuzz.backends import Backend, ChainCall, Crashed, Rejected, TimedOut, Unsupported
-from fuzz.engine.bad_inputs import PASS_THROUGH_RULES
 from fuzz.engine.checking import Check, CheckResult, Property, Result, failure_kind
 from fuzz.engine.compare import Match
 from fuzz.engine.hybrid_block import HYBRID_BLOCK
 from fuzz.engine.op_testing import OpTesting, for_limits
 from fuzz.engine.packing import per_slice
-from fuzz.engine.strategies import with_clean_past
-from fuzz.findings import Kind
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain, token_spans
+from fuzz.model.findings import Kind
+from fuzz.ops.linear_attention.bad_inputs import PASS_THROUGH_RULES
+from fuzz.ops.linear_attention.strategies import with_clean_past
 
 
 def _at_window_zero(case: Case) -> Case:

@@ -1,8 +1,8 @@
 """The window's cases, written once for every op: short calls, poisoned past slots, select-and-resume.
 
 Each takes the op's strategy for valid cases (``cases(limits, *, state_window=, seq_len=, has_past=,
-notes=)``: LinearAttention's ``fuzz.engine.strategies.cases``, CausalConvWithState's
-``fuzz.engine.conv_strategies.conv_cases``) and the op's limits (anything with ``max_window``,
+notes=)``: LinearAttention's ``fuzz.ops.linear_attention.strategies.cases``, CausalConvWithState's
+``fuzz.ops.causal_conv.strategies.conv_cases``) and the op's limits (anything with ``max_window``,
 ``min_seq_len``, ``max_seq_len`` and ``max_next_tokens``), and draws the window's part first.
 """
 
@@ -12,28 +12,32 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from fuzz.engine.strategies import CasesFn, one_of_values, poisoned, seq_lens
 from fuzz.model.case import POISON_KINDS, Case
+from fuzz.ops.linear_attention.strategies import CasesFn, one_of_values, poisoned, seq_lens
 from oracles.rollback import represented_acceptances
 
 
 @st.composite
 def short_window_cases(draw: st.DrawFn, cases: CasesFn, limits: Any, packs: bool = False) -> Case:
-    """``T < W`` with a past state (sometimes poisoned): the leading ``W - T`` slots must come out exactly zero.
-    ``packs``: sometimes several such cases in one call (``valid_cases``), each entry's past poisoned alike."""
+    """``T < W`` with a past state (sometimes poisoned, sometimes bound as the present state too): the leading
+    ``W - T`` slots must come out exactly zero, cleared over whatever the past left in them where one buffer holds
+    both. ``packs``: sometimes several such cases in one call (``valid_cases``), each entry's past poisoned alike;
+    an aliased binding never packs (``fuzz.engine.packing``)."""
     if limits.max_window < 2:
         raise ValueError("short_window_cases: needs a max_window >= 2")
     w = draw(st.integers(2, limits.max_window))
+    aliased = draw(st.booleans())
     case = draw(cases(limits, state_window=st.just(w), seq_len=st.integers(1, min(w - 1, limits.max_seq_len)),
-                      has_past=True, packs=packs))
+                      has_past=True, aliased=aliased, packs=packs and not aliased))
     return draw(st.sampled_from([None, *POISON_KINDS]).map(lambda kind: poisoned(case, kind)))
 
 
 @st.composite
 def poisoned_window_cases(draw: st.DrawFn, cases: CasesFn, limits: Any, packs: bool = False) -> Case:
-    """``W >= 2`` with a past state whose slots ``0..W-2`` hold NaN, Inf, huge values or garbage bits
-    (``packs`` as for ``short_window_cases``)."""
-    case = draw(cases(limits, min_window=2, has_past=True, packs=packs))
+    """``W >= 2`` with a past state whose slots ``0..W-2`` hold NaN, Inf, huge values or garbage bits, sometimes
+    bound as the present state too (``packs`` and aliasing as for ``short_window_cases``)."""
+    aliased = draw(st.booleans())
+    case = draw(cases(limits, min_window=2, has_past=True, aliased=aliased, packs=packs and not aliased))
     return poisoned(case, draw(one_of_values(POISON_KINDS)))
 
 

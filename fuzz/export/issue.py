@@ -18,8 +18,8 @@ from fuzz.export.agreement import Opinion
 from fuzz.export.bounds import Bound
 from fuzz.export.onnx_files import OUTPUT_NAMES, TEST_DATA, checker_note
 from fuzz.export.plan import Expectation, ReproPlan
-from fuzz.findings import Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Kind
 from fuzz.model.ops import LINEAR_ATTENTION
 from oracles.validation import ValidationError
 

@@ -102,7 +102,7 @@ class Case:
     def summary(self) -> str:
         """One line a person can read: the op's sizes, attributes and dtype, then binding, poison, draft."""
         parts = self.op.describe(self.inputs, self.attrs)
-        parts.append("past" if "past_state" in self.inputs else "no-past")
+        parts.append("past" if self.op.state_input in self.inputs else "no-past")
         if self.aliased:
             parts.append("aliased")
         if self.poison:

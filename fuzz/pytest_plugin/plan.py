@@ -31,8 +31,8 @@ from fuzz.corpus.known_issues import KNOWN_ISSUES
 from fuzz.engine import properties
 from fuzz.engine.properties import resolve_property
 from fuzz.export.exporter import export_upstream
-from fuzz.findings import Finding, PropertyFailure
 from fuzz.model.case import Case
+from fuzz.model.findings import Finding, PropertyFailure
 from fuzz.pytest_plugin.options import PlanOptions
 from fuzz.pytest_plugin.pool import BackendPool
 

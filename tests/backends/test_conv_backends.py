@@ -13,12 +13,13 @@ from support.sampling import sample
 from fuzz.backends import Backend, Crashed, Unsupported
 from fuzz.corpus.known_issues import issue
 from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle
-from fuzz.engine.conv_strategies import ConvLimits
-from fuzz.engine.op_testing import CAUSAL_CONV_TESTING, exact_for
+from fuzz.engine.op_testing import exact_for
 from fuzz.engine.properties import check_backends_agree, check_error_parity
-from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
+from fuzz.model.findings import PropertyFailure
 from fuzz.model.ops import CAUSAL_CONV
+from fuzz.ops.causal_conv.strategies import ConvLimits
+from fuzz.ops.causal_conv.testing import TESTING as CAUSAL_CONV_TESTING
 
 W0 = replace(ConvLimits.ci(), max_window=0, ndims=(1,))
 """What ORT's EPs run natively: W = 0, ndim 1 (both layouts, every kernel, dilation and activation)."""

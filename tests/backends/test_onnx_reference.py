@@ -11,9 +11,9 @@ from support.sampling import sample
 
 from fuzz.backends import Unsupported
 from fuzz.engine.compare import assert_agrees_with_oracle
-from fuzz.engine.op_testing import LINEAR_ATTENTION_TESTING
-from fuzz.engine.strategies import Limits
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
+from fuzz.ops.linear_attention.strategies import Limits
+from fuzz.ops.linear_attention.testing import TESTING as LINEAR_ATTENTION_TESTING
 from oracles.validation import GATED_RULES
 
 OUTSIDE = r"the ai\.onnx op (has no inverse GQA|reads one key head per kv head)"

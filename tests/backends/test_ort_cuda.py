@@ -10,7 +10,7 @@ from support.ort_cases import fixed_case
 
 from fuzz.backends import Unavailable, create
 from fuzz.corpus import entry as corpus
-from fuzz.corpus.known_issues import Classifier
+from fuzz.corpus.classifier import Classifier
 from fuzz.engine.compare import assert_agrees_with_oracle, assert_results_agree
 
 
@@ -102,8 +102,8 @@ def _conv_cases(window: int) -> list:
 
     from hypothesis import HealthCheck, given, settings
 
-    from fuzz.engine.conv_strategies import ConvLimits
-    from fuzz.engine.op_testing import CAUSAL_CONV_TESTING
+    from fuzz.ops.causal_conv.strategies import ConvLimits
+    from fuzz.ops.causal_conv.testing import TESTING as CAUSAL_CONV_TESTING
 
     limits = replace(ConvLimits.ci(), ndims=(1,), max_window=window)
     drawn = []

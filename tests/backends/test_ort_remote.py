@@ -201,7 +201,7 @@ def test_the_documented_conv_defects_of_1_27_still_hold(need):
     """onnxruntime-webgpu 1.27.0's CausalConvWithState: a node with channels_last or dilation does not load, a
     kernel of one tap is refused, and one over T = 0 kills the process (retire the issues when a release fixes
     them); a plain node runs."""
-    from fuzz.corpus.known_issues import Classifier
+    from fuzz.corpus.classifier import Classifier
 
     builtin = need("ort-webgpu-builtin")
     if str(builtin.implementation) != "onnxruntime-webgpu 1.27.0":
@@ -236,7 +236,7 @@ def test_the_builds_crash_on_a_conv_kernel_of_one_tap(name, version, how, need):
     """The plugin's documented crash (``ort-webgpu-conv-kernel-size-one``) in onnxruntime-node 1.30.0 (SIGSEGV) and
     ORT Web 1.30.0 (createBindGroup throws, which leaves its WebGPU backend hung) too; two taps run, after a
     restart."""
-    from fuzz.corpus.known_issues import Classifier
+    from fuzz.corpus.classifier import Classifier
 
     build = need(name)
     if str(build.implementation) != version:
@@ -257,7 +257,7 @@ def test_the_builds_compute_conv_float16_in_float16(name, version, need):
 
     from fuzz.backends.oracle import OracleBackend
     from fuzz.corpus import entry as corpus
-    from fuzz.corpus.known_issues import Classifier
+    from fuzz.corpus.classifier import Classifier
 
     build = need(name)
     if str(build.implementation) != version:
@@ -275,7 +275,7 @@ def test_the_builds_compute_conv_float16_in_float16(name, version, need):
 def test_the_builds_run_an_empty_conv_activation(name, version, need):
     """The plugin's documented ``activation = ''`` run as 'none' (``ort-webgpu-conv-empty-activation``) in ORT Node,
     ORT Web and 1.27.0 too, while other unknown names are refused (retire when fixed)."""
-    from fuzz.corpus.known_issues import Classifier
+    from fuzz.corpus.classifier import Classifier
 
     build = need(name)
     if str(build.implementation) != version:

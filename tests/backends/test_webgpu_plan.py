@@ -14,7 +14,8 @@ from kernels.device import STORAGE_LIMITS, GpuDevice, provide_implementation
 INFO = {"chromium": "Chrome/1.0", "adapter": {"vendor": "v", "architecture": "a", "fallback": True},
         "features": ["shader-f16", "subgroups", "timestamp-query", "texture-compression-bc"],
         "limits": {"maxStorageBufferBindingSize": 1 << 20, "maxBufferSize": 1 << 21,
-                   "maxComputeWorkgroupStorageSize": 1 << 14, "minStorageBufferOffsetAlignment": 256}}
+                   "maxComputeWorkgroupStorageSize": 1 << 14, "maxStorageBuffersPerShaderStage": 10,
+                   "minStorageBufferOffsetAlignment": 256}}
 
 
 class FakePage:

@@ -9,6 +9,8 @@ from fuzz.backends import Unsupported
 from fuzz.engine.op_testing import for_op
 from fuzz.implementation import Implementation
 from fuzz.model.ops import OPS
+from kernels.options import WIDE_ROW_GROUPS
+from kernels.shader import MAX_ROW_GROUPS
 
 
 @pytest.mark.parametrize(("name", "on_software"), [("wgpu", "workgroup"), ("wgpu-dawn", "auto")])
@@ -19,6 +21,16 @@ def test_kernel_path_follows_the_adapter(name: str, on_software: str, need) -> N
     expected = on_software if backend.kernel.device.software else "auto"
     assert backend.options.path == expected and backend.kernel.options.path == expected
     assert any("kernel path" in note for note in backend.capabilities().notes) == (expected != "auto")
+
+
+@pytest.mark.parametrize("software", [True, False])
+def test_the_wide_backend_takes_the_other_kind_of_adapters_geometry(software: bool, need) -> None:
+    """``wgpu-wide`` runs a GPU's geometry on a software adapter and a software adapter's on a GPU, so that a
+    campaign on either compiles both (on a GPU its default is already the wide one)."""
+    backend = need("wgpu-wide")
+    options = backend.make_kernel(software).options
+    assert (options.path, options.max_row_groups) == (("auto", WIDE_ROW_GROUPS) if software
+                                                      else ("workgroup", MAX_ROW_GROUPS))
 
 
 @pytest.mark.parametrize(("name", "module", "op"), [

@@ -104,9 +104,9 @@ def test_p_star_gates() -> None:
     floor = lambda v: 0.05  # noqa: E731 - stores at the floor would leave the gate well within reach
     found = {g.name: g for g in gates.p_star_gates("cfg", 8, {4: (tight, lambda v: 0.19, floor),
                                                               8: (tight, lambda v: None, floor)})}
-    assert set(found) == {"p* W=4", "p* W=8"}
-    assert found["p* W=4"].passed
-    undefined = found["p* W=8"]  # selecting saves nothing: p* is infinite in every resample
+    assert set(found) == {"in-kernel p* W=4", "in-kernel p* W=8"}
+    assert found["in-kernel p* W=4"].passed
+    undefined = found["in-kernel p* W=8"]  # selecting saves nothing: p* is infinite in every resample
     assert undefined.verdict == "FAIL" and undefined.margin == "not measurable" and undefined.show(None) == "undefined"
 
 
@@ -247,8 +247,8 @@ def test_quick_run_on_the_real_kernel(tmp_path: Path) -> None:
                for r in results["rollback"] if r["extra_bytes"])
     assert "stores / serial floor" in (tmp_path / "report.md").read_text()
     names = {g["name"] for g in results["gates"]}
-    assert {"stores vs floor W=4", "decoder p* W=4", "decoder p* W=8"} <= names
-    assert "stores vs floor W=8" not in names  # T = 4 < W = 8
+    assert {"stores vs serial floor W=4", "p* W=4", "p* W=8", "in-kernel p* W=4"} <= names  # the serial floor: default
+    assert "stores vs serial floor W=8" not in names  # T = 4 < W = 8
     assert {(r["T"], r["W"]) for r in results["decoder_view"] if r["dtype"] == "float32"} == {(4, 4), (4, 8)}
     timing = [g for g in results["gates"] if g["comparison"] == "<="]
     assert timing and all(g["interval"]["rounds"] == 2 for g in timing)

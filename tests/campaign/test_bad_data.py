@@ -30,6 +30,7 @@ COMMANDS = {
     "bench": ["bench", "--quick", "--no-ort", "--out", "{out}"],
     "merge": ["merge", "{tmp}", "--out", "{out}"],
     "import-cuda": ["import-cuda", "--corpus", "{out}"],
+    "gtest": ["gtest", "--out", "{out}"],
 }
 """Every command that writes results into a directory, with ``{out}`` where that directory goes."""
 

@@ -241,8 +241,8 @@ def test_a_known_issue_another_worker_published_is_not_shrunk_again(tmp_path):
     from fuzz.campaign.database import shared_key
     from fuzz.campaign.worker import Worker
     from fuzz.engine.properties import PROPERTIES
-    from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
-    from fuzz.findings import PropertyFailure
+    from fuzz.model.findings import PropertyFailure
+    from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, build_case
 
     case = build_case(  # a delta rule with a shared beta over two kv heads: what the EP misreads
         Shape(batch=1, seq_len=3, q_heads=2, kv_heads=2, key_heads=2, d_k=2, d_v=2, state_window=0),

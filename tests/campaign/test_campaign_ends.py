@@ -57,8 +57,8 @@ def test_an_error_raised_in_a_backends_resume_path_is_a_finding(tmp_path, capsys
 def test_a_published_case_whose_recheck_raises_is_a_finding(tmp_path):
     """Another shard's case that makes a backend raise when re-checked here is a harness error of these backends."""
     from fuzz.campaign.database import shared_key
-    from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
-    from fuzz.findings import Finding, Kind
+    from fuzz.model.findings import Finding, Kind
+    from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, build_case
 
     case = build_case(Shape(batch=1, seq_len=2, q_heads=1, kv_heads=1, key_heads=1, d_k=1, d_v=1, state_window=1),
                       Layout(update_rule="linear", dtype="float32", decay_per_row=None, beta_shared=False,
@@ -177,8 +177,8 @@ def test_a_finding_saved_after_the_stop_is_exported_only_while_the_grace_lasts(t
     """The upstream export (``on_saved``) of an entry written after the stop waits until the units are in, and is
     made only before the hard stop; one line names the entries left."""
     from fuzz.campaign.unit import UnitResult
-    from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
-    from fuzz.findings import Finding, Kind
+    from fuzz.model.findings import Finding, Kind
+    from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, build_case
 
     case = build_case(Shape(batch=1, seq_len=1, q_heads=1, kv_heads=1, key_heads=1, d_k=1, d_v=1, state_window=0),
                       Layout(update_rule="linear", dtype="float32", decay_per_row=None, beta_shared=False,

@@ -14,7 +14,7 @@ from fuzz.backends.oracle import OracleBackend
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import run_unit
 from fuzz.cli import main
-from fuzz.engine.strategies import Limits
+from fuzz.ops.linear_attention.strategies import Limits
 
 
 def test_a_unit_counts_what_each_backend_compiled() -> None:

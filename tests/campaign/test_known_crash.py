@@ -22,9 +22,9 @@ from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import UnitResult, run_unit
 from fuzz.corpus.documented_case import REPLAYED
 from fuzz.corpus.entry import read_entry
-from fuzz.engine.conv_strategies import ConvLimits
-from fuzz.engine.strategies import Limits
 from fuzz.model.case import Case
+from fuzz.ops.causal_conv.strategies import ConvLimits
+from fuzz.ops.linear_attention.strategies import Limits
 
 ONE_TAP = replace(ConvLimits.ci(), kernel_sizes=(1, 2), ndims=(1,))
 

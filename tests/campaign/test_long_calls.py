@@ -10,12 +10,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from fuzz.campaign import conv_swarm, coverage, swarm
-from fuzz.campaign.conv_coverage import SEQ_LENS as CONV_SEQ_LENS
-from fuzz.engine.conv_strategies import conv_cases
-from fuzz.engine.strategies import Limits, cases
+from fuzz.campaign import swarm
 from fuzz.model.case import Case
 from fuzz.model.ops import CAUSAL_CONV
+from fuzz.ops.causal_conv import swarm as conv_swarm
+from fuzz.ops.causal_conv.coverage import SEQ_LENS as CONV_SEQ_LENS
+from fuzz.ops.causal_conv.strategies import conv_cases
+from fuzz.ops.linear_attention import coverage
+from fuzz.ops.linear_attention import swarm as la_swarm
+from fuzz.ops.linear_attention.strategies import Limits, cases
 from kernels.geometry import CHUNK_SIZE
 
 SEEDS = range(6000)
@@ -25,7 +28,7 @@ EVERY_BACKEND = ("oracle", *KERNEL_PATHS)
 
 @cache
 def plans() -> list[swarm.UnitPlan]:
-    return [swarm.plan(seed, 50) for seed in SEEDS]
+    return [la_swarm.plan(seed, 50) for seed in SEEDS]
 
 
 @cache
@@ -75,7 +78,7 @@ def test_every_kernel_path_runs_the_head_sizes_models_use(path: str, size: int) 
 
 def test_long_tiers_draw_few_examples_and_keep_the_oracle_small() -> None:
     """A long unit checks few cases, and its cost cap keeps a call's states (the oracle's float64 memory) small."""
-    tiers = {t.name: t for t in swarm.TIERS}
+    tiers = {t.name: t for t in la_swarm.TIERS}
     long = [p for p in plans() if p.limits.max_seq_len > 64]
     assert long and all(p.examples == tiers[p.tier].examples < 50 for p in long)
     for p in long:

@@ -10,8 +10,8 @@ from fuzz.backends.oracle import OracleBackend
 from fuzz.campaign import profiles
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import run_unit
-from fuzz.engine.strategies import Limits
 from fuzz.model.case import Case
+from fuzz.ops.linear_attention.strategies import Limits
 
 
 class LosesItsDevice(OracleBackend):

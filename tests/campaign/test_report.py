@@ -17,7 +17,7 @@ from fuzz.campaign.report import render_html, write_pngs
 from fuzz.campaign.summary import Summary
 from fuzz.cli import main
 from fuzz.corpus import entry as corpus
-from fuzz.findings import Kind
+from fuzz.model.findings import Kind
 
 SLIGHTLY_OFF = "support.fakes:SlightlyOffBackend"
 NEW_FIELDS = ("error_cases", "first_seen", "near_misses")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz.campaign import conv_swarm, swarm
+from fuzz.campaign import swarm
 from fuzz.campaign.arms import Arm, arms_of, fits
 from fuzz.campaign.campaign import CampaignConfig
 from fuzz.campaign.focus import Focus
@@ -20,6 +20,8 @@ from fuzz.campaign.steering import FOCUSED_SHARE, Steering
 from fuzz.campaign.worker import plan_for
 from fuzz.cli import main
 from fuzz.engine.properties import PROPERTIES
+from fuzz.ops.causal_conv import swarm as conv_swarm
+from fuzz.ops.linear_attention import swarm as la_swarm
 
 CONV, LA = "CausalConvWithState", "LinearAttention"
 RICH, BARREN = Arm(LA, "rich"), Arm(LA, "barren")
@@ -77,9 +79,9 @@ def test_a_climbing_ratio_and_a_new_finding_yield() -> None:
 
 def test_every_tier_is_an_arm_and_forms_fit_the_focused_kernels() -> None:
     arms = arms_of([LA, CONV], "swarm")
-    assert {a.tier for a in arms} == {t.name for t in (*swarm.TIERS, *conv_swarm.CONV_TIERS)}
+    assert {a.tier for a in arms} == {t.name for t in (*la_swarm.TIERS, *conv_swarm.CONV_TIERS)}
     chunked = Focus(("wgpu-chunked",), (LA,))
-    assert {a.form for a in arms if fits(a, chunked)} == {swarm.CHUNKED_FORM}
+    assert {a.form for a in arms if fits(a, chunked)} == {la_swarm.CHUNKED_FORM}
     assert {a.op for a in arms if fits(a, Focus(("wgpu-conv",), (CONV,)))} == {CONV}
     assert arms_of([LA], "ci") == (Arm(LA, "ci", first=True),)
 
@@ -129,22 +131,22 @@ def test_a_time_budget_follows_the_yield_and_warms_up_on_the_first_tiers() -> No
     assert all(u.arm.first for u in units if u.number < swarm.WARM_UP_ROUNDS)  # type: ignore[union-attr]
     wide = Focus(("wgpu-wide",), (LA,))
     focused = [u for u in _steered(_config(example_budget=None, focus=wide), 60) if u.only is not None]
-    assert focused[0].number < swarm.WARM_UP_ROUNDS and all(u.arm.form == swarm.WIDE_FORM for u in focused)  # type: ignore[union-attr]
+    assert focused[0].number < swarm.WARM_UP_ROUNDS and all(u.arm.form == la_swarm.WIDE_FORM for u in focused)  # type: ignore[union-attr]
     assert not any(u.arm is not None for u in _steered(_config(example_budget=None, follow_yield=False), 20))
 
 
 def test_a_steered_plan_takes_its_arms_op_tier_form_and_backends() -> None:
     names = ("oracle", "wgpu", "wgpu-dawn", "wgpu-chunked", "ort-cpu", "ort-webgpu")
-    unit = WorkUnit("backends-agree", 5, 1234, arm=Arm(LA, swarm.TIERS[-1].name, swarm.CHUNKED_FORM))
+    unit = WorkUnit("backends-agree", 5, 1234, arm=Arm(LA, la_swarm.TIERS[-1].name, la_swarm.CHUNKED_FORM))
     plan = plan_for("swarm", unit, 50, (LA, CONV))
-    assert plan.tier == swarm.TIERS[-1].name and "wgpu-chunked" not in swarm.sitting_out(plan, names)
+    assert plan.tier == la_swarm.TIERS[-1].name and "wgpu-chunked" not in swarm.sitting_out(plan, names)
     assert len(plan.limits.head_dim_pool) == 1, "a chunked unit keeps to one head size"
     focused = WorkUnit("backends-agree", 5, 1234, arm=Arm(CONV, "conv large"), only=frozenset({"oracle", "ort-cpu"}))
     plan = plan_for("swarm", focused, 50, (LA, CONV))
     assert plan.tier == "conv large" and swarm.sitting_out(plan, names) == set(names) - {"oracle", "ort-cpu"}
-    ort = plan_for("swarm", WorkUnit("backends-agree", 5, 99, arm=Arm(LA, "small", swarm.LOOP_FORM),
+    ort = plan_for("swarm", WorkUnit("backends-agree", 5, 99, arm=Arm(LA, "small", la_swarm.LOOP_FORM),
                                      only=frozenset({"oracle", "ort-webgpu"})), 50, (LA,))
-    assert set(ort.limits.head_dim_pool) & swarm.ORT_SIZES, "a unit ORT takes part in has one of ORT's sizes"
+    assert set(ort.limits.head_dim_pool) & la_swarm.ORT_SIZES, "a unit ORT takes part in has one of ORT's sizes"
 
 
 @pytest.mark.slow
@@ -163,18 +165,19 @@ def test_a_campaign_focused_on_the_conv_kernel_runs_it_in_most_units(tmp_path: P
     assert any(row.get("wgpu-conv") for row in summary["tier_backend_ms"].values())
 
 
-@pytest.mark.parametrize("form", [swarm.LOOP_FORM, swarm.CHUNKED_FORM, swarm.SPECIALISED_FORM, swarm.WIDE_FORM])
+@pytest.mark.parametrize(
+    "form", [la_swarm.LOOP_FORM, la_swarm.CHUNKED_FORM, la_swarm.SPECIALISED_FORM, la_swarm.WIDE_FORM])
 def test_a_unit_focused_on_every_kernel_form_runs_its_arms_form_only(form: str) -> None:
-    forms = {swarm.CHUNKED_FORM: swarm.CHUNKED_RUNTIME, swarm.SPECIALISED_FORM: swarm.SPECIALISED_RUNTIME,
-             swarm.WIDE_FORM: swarm.WIDE_RUNTIME}
+    forms = {la_swarm.CHUNKED_FORM: swarm.CHUNKED_RUNTIME, la_swarm.SPECIALISED_FORM: swarm.SPECIALISED_RUNTIME,
+             la_swarm.WIDE_FORM: swarm.WIDE_RUNTIME}
     kernels = (*swarm.KERNEL_RUNTIMES, *forms.values())
     names = ("oracle", *kernels, "ort-cpu")
     for seed in range(20):
-        tier = swarm.TIERS[2].name if form == swarm.WIDE_FORM else swarm.TIERS[0].name
+        tier = la_swarm.TIERS[2].name if form == la_swarm.WIDE_FORM else la_swarm.TIERS[0].name
         unit = WorkUnit("backends-agree", 5, seed, arm=Arm(LA, tier, form), only=frozenset({"oracle", *kernels}))
         running = set(names) - swarm.sitting_out(plan_for("swarm", unit, 50, (LA, CONV)), names)
         assert "ort-cpu" not in running and "oracle" in running
-        if form == swarm.LOOP_FORM:
+        if form == la_swarm.LOOP_FORM:
             assert running & set(swarm.KERNEL_RUNTIMES) and not running & set(forms.values())
         else:  # its form, with at most the other runtime's token loop beside it (as an unfocused unit of the form)
             assert forms[form] in running and not running & (set(forms.values()) - {forms[form]})

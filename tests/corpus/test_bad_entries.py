@@ -17,10 +17,11 @@ import pytest
 
 from fuzz import cli
 from fuzz.backends.oracle import OracleBackend
+from fuzz.commands.arguments import EXIT_UNREADABLE
 from fuzz.corpus import entry as corpus
 from fuzz.corpus import replay
-from fuzz.findings import Finding, Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Finding, Kind
 
 GOOD = Path(__file__).resolve().parents[2] / "corpus" / "backends-agree" / "00d86dda26a3e9f8"
 """A real, unmarked CUDA reference entry (``arrays.npz`` form) that the oracle agrees with."""
@@ -201,7 +202,7 @@ def test_replay_names_each_bad_entry_replays_the_rest_and_exits_2(tmp_path: Path
     bad = _bad_corpus(tmp_path / "corpus", tmp_path / "scratch")
     status = cli.main(["replay", str(tmp_path / "corpus"), "--backends", "oracle", "-v"])
     out = capsys.readouterr().out.splitlines()
-    assert status == cli.EXIT_UNREADABLE == 2
+    assert status == EXIT_UNREADABLE == 2
     for name, message in bad.items():
         assert any(line.startswith(f"unreadable    {name}: ") and re.search(message, line)
                    for line in out), (name, out)

@@ -9,8 +9,8 @@ import pytest
 
 from fuzz.corpus import entry as corpus
 from fuzz.corpus.cuda_reference import import_reference, load_reference
-from fuzz.findings import Finding, Kind, KnownMark
 from fuzz.model.case import Case
+from fuzz.model.findings import Finding, Kind, KnownMark
 
 
 def _case(t: int = 2, poison: str | None = None) -> Case:

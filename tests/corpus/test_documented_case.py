@@ -8,8 +8,9 @@ import numpy as np
 from support.fakes import IsolatedCrashes
 
 from fuzz.backends.oracle import OracleBackend
+from fuzz.corpus.classifier import Classifier
 from fuzz.corpus.documented_case import REPLAYED, documented_entry, replay
-from fuzz.corpus.known_issues import Classifier, issue
+from fuzz.corpus.known_issues import issue
 from fuzz.model.case import Case
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"

@@ -8,9 +8,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from fuzz.corpus import entry as corpus
-from fuzz.corpus.known_issues import Classifier, calls_in
-from fuzz.findings import Finding
+from fuzz.corpus.classifier import Classifier
+from fuzz.corpus.known_issue import calls_in
 from fuzz.implementation import Implementation
+from fuzz.model.findings import Finding
 from fuzz.model.ops import LINEAR_ATTENTION
 
 ENTRY = Path(__file__).resolve().parents[2] / "corpus" / "hybrid-block" / "ort-webgpu-shared-beta-in-hybrid-block"

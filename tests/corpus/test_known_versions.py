@@ -16,11 +16,12 @@ from fuzz.campaign.campaign import CampaignConfig, run_campaign
 from fuzz.campaign.progress import Progress
 from fuzz.cli import main
 from fuzz.corpus import entry as corpus
-from fuzz.corpus.known_issues import Classifier, issue
+from fuzz.corpus.classifier import Classifier
+from fuzz.corpus.known_issues import issue
 from fuzz.corpus.replay import REGRESSION, STILL_FAILING, replay_entry
 from fuzz.engine.properties import resolve_property
-from fuzz.findings import Finding, KnownMark, PropertyFailure
 from fuzz.implementation import Implementation
+from fuzz.model.findings import Finding, KnownMark, PropertyFailure
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 SHARED_BETA_ENTRY = CORPUS / "backends-agree" / "ort-webgpu-shared-beta"

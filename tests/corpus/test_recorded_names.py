@@ -20,8 +20,8 @@ from fuzz.campaign.database import shared_key
 from fuzz.campaign.progress import Progress
 from fuzz.campaign.worker import Worker
 from fuzz.corpus import entry as corpus
-from fuzz.findings import Finding, Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Finding, Kind
 
 PROBE = "lafuzz_hostile_probe"
 HOSTILE = f"{PROBE}:Probe"

@@ -16,7 +16,7 @@ import pytest
 from fuzz.corpus import entry as corpus
 from fuzz.corpus.replay import NOW_FIXED, REGRESSION, SKIPPED, STILL_FAILING, replay_entry
 from fuzz.engine.properties import PROPERTIES
-from fuzz.findings import Kind
+from fuzz.model.findings import Kind
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 ENTRIES = list(corpus.entry_dirs(CORPUS))

@@ -16,7 +16,8 @@ from fuzz.engine.compare import (
     assert_results_agree,
     element_ratios,
 )
-from fuzz.engine.tolerance import UNDERFLOW_FLOOR, Budget, exact_answer
+from fuzz.engine.tolerance import UNDERFLOW_FLOOR, Budget
+from fuzz.ops.linear_attention.tolerance import exact_answer
 
 WHERE = Where("unit", ("left", "right"), "a test case")
 
@@ -229,7 +230,7 @@ def test_two_results_agree_within_both_budgets() -> None:
 def test_the_exact_answer_keeps_the_window_yet_measures_every_token() -> None:
     """The tolerance model takes each state's size as the recurrence goes (it keeps only the window's states): its
     magnitudes ``M_t`` and peak equal those written out from the states after every token, kept."""
-    from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
+    from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, build_case
     from oracles.recurrence import run_recurrence, seed_state, window_from_states
 
     shape = Shape(batch=2, seq_len=40, q_heads=2, kv_heads=2, key_heads=1, d_k=5, d_v=3, state_window=3)

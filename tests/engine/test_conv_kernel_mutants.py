@@ -13,12 +13,12 @@ from support.conv_kernel_mutants import ConvKernelMutant, OneWorkgroup, SeedAtSl
 from support.swarm_hunt import hunt
 
 from fuzz.backends import Backend
-from fuzz.campaign import conv_swarm
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import run_unit
-from fuzz.engine.conv_strategies import ConvLimits
-from fuzz.findings import Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Kind
+from fuzz.ops.causal_conv import swarm as conv_swarm
+from fuzz.ops.causal_conv.strategies import ConvLimits
 from kernels.causal_conv import WORKGROUP_SIZE
 
 CAUGHT_BY = [("prefix-oracle", SlotOneShort), ("poison-invariance", SeedAtSlotZero)]

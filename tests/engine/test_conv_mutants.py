@@ -18,11 +18,11 @@ from support.oracle_mutants import OracleMutant
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import UnitResult, run_unit
 from fuzz.corpus.entry import read_entry
-from fuzz.engine.conv_strategies import ConvLimits
 from fuzz.engine.properties import PROPERTIES
-from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
+from fuzz.model.findings import PropertyFailure
 from fuzz.model.ops import CAUSAL_CONV
+from fuzz.ops.causal_conv.strategies import ConvLimits
 from oracles.causal_conv.convolution import from_canonical, state_after, virtual_sequence
 
 HUNT_EXAMPLES = 300

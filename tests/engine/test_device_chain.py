@@ -17,9 +17,9 @@ from fuzz.campaign import profiles
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import run_unit
 from fuzz.engine.chains import MAX_CALLS, chain_cases
-from fuzz.engine.strategies import Limits
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
+from fuzz.ops.linear_attention.strategies import Limits
 from oracles.rollback import represented_acceptances
 
 PATH_EXAMPLES = 60

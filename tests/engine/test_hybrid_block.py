@@ -12,10 +12,10 @@ from support.sampling import sample
 
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import run_unit
-from fuzz.engine.conv_strategies import ConvLimits
 from fuzz.engine.hybrid_block import REAL_LAYER, Block, block_pairs, block_run, check_hybrid_block, hybrid_cases
-from fuzz.findings import Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Kind
+from fuzz.ops.causal_conv.strategies import ConvLimits
 from kernels.linear_attention import LinearAttentionKernel
 from kernels.resident import Selection
 from oracles import validate

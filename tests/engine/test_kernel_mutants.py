@@ -19,13 +19,13 @@ from support.kernel_mutants import MUTANTS, KernelMutant
 from support.swarm_hunt import hunt
 
 from fuzz.backends import Backend
-from fuzz.campaign import swarm
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import UnitResult, run_unit
-from fuzz.engine.strategies import Limits
-from fuzz.findings import Kind
 from fuzz.model.case import Case
+from fuzz.model.findings import Kind
 from fuzz.model.pack import slices
+from fuzz.ops.linear_attention import swarm as la_swarm
+from fuzz.ops.linear_attention.strategies import Limits
 from kernels.options import WIDE_ROW_GROUPS
 from kernels.shader import CHUNK_SIZE, KernelSpec
 
@@ -88,7 +88,7 @@ def test_packs_of_the_old_slice_find_the_mutant(cls: type[KernelMutant], need) -
 @pytest.mark.parametrize("cls", MUTANTS, ids=lambda m: m.patch.name)
 def test_swarm_units_find_and_shrink_the_mutant(cls: type[KernelMutant], need) -> None:
     bad = _mutant(cls, need)
-    found = hunt(PROPERTY, [need("oracle"), bad], swarm.plan, cls.patch.name)
+    found = hunt(PROPERTY, [need("oracle"), bad], la_swarm.plan, cls.patch.name)
     finding = found.finding
     assert finding.kind == Kind.MISMATCH and bad.name in finding.backends, finding.report
     assert REGION[cls.patch.name](finding.case), f"minimal case outside {cls.patch.region}: {finding.case.summary()}"

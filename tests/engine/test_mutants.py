@@ -24,9 +24,9 @@ from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import UnitResult, run_unit
 from fuzz.corpus.entry import read_entry
 from fuzz.engine.properties import PROPERTIES
-from fuzz.engine.strategies import Limits
-from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
+from fuzz.model.findings import PropertyFailure
+from fuzz.ops.linear_attention.strategies import Limits
 from oracles.recurrence import run_recurrence, seed_state
 from oracles.validation import GATED_RULES
 

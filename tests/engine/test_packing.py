@@ -21,14 +21,16 @@ from fuzz.backends import create
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.unit import run_unit
 from fuzz.corpus.known_issues import KNOWN_ISSUES
-from fuzz.engine.conv_strategies import ConvLimits
-from fuzz.engine.op_testing import CAUSAL_CONV_TESTING, LINEAR_ATTENTION_TESTING, OpTesting, exact_for
+from fuzz.engine.op_testing import OpTesting, exact_for
 from fuzz.engine.properties import PROPERTIES
-from fuzz.engine.strategies import Layout, Limits, Numerics, Shape, build_case
-from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
+from fuzz.model.findings import PropertyFailure
 from fuzz.model.ops import CAUSAL_CONV
 from fuzz.model.pack import PACK, batch_axis, slice_of, slices
+from fuzz.ops.causal_conv.strategies import ConvLimits
+from fuzz.ops.causal_conv.testing import TESTING as CAUSAL_CONV_TESTING
+from fuzz.ops.linear_attention.strategies import Layout, Limits, Numerics, Shape, build_case
+from fuzz.ops.linear_attention.testing import TESTING as LINEAR_ATTENTION_TESTING
 
 TESTINGS = [(LINEAR_ATTENTION_TESTING, Limits.ci()), (CAUSAL_CONV_TESTING, ConvLimits.ci())]
 IDS = ["LinearAttention", "CausalConvWithState"]

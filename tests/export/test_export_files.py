@@ -15,12 +15,13 @@ from onnx import numpy_helper
 
 from fuzz.campaign.unit import save
 from fuzz.corpus.entry import Entry, read_entry
-from fuzz.engine.tolerance import Budget, exact_answer
+from fuzz.engine.tolerance import Budget
 from fuzz.export import repro_template
 from fuzz.export.bounds import uniform_bounds
 from fuzz.export.exporter import ISSUE, REPRO, UPSTREAM, export_entry, export_upstream
 from fuzz.export.onnx_files import CHECKER_NOTE, MODEL, TEST_DATA, reference_outputs
 from fuzz.export.plan import Expectation, ExportError, expectation_of, plan
+from fuzz.ops.linear_attention.tolerance import exact_answer
 from oracles.validation import INPUT_NAMES
 from tests.support.random_cases import random_case
 

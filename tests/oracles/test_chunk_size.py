@@ -7,7 +7,7 @@ import pytest
 from support.random_cases import random_case
 
 from fuzz.backends import REGISTRY, Unavailable, Unsupported, create
-from fuzz.corpus.known_issues import Classifier
+from fuzz.corpus.classifier import Classifier
 
 CHUNK_SIZES = (1, 2, 3, 64)
 

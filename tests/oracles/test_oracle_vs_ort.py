@@ -10,7 +10,7 @@ import pytest
 from support.random_cases import sweep
 
 import oracles
-from fuzz.corpus.known_issues import Classifier
+from fuzz.corpus.classifier import Classifier
 from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle
 
 CASES = sweep(seed=20261130, count=200)

@@ -1,5 +1,5 @@
 """The float64 answer to a CausalConvWithState call for the kernel's tests: the project's oracle
-(``oracles.causal_conv``) with the suite's tolerance model for the op (``fuzz.engine.conv_tolerance``).
+(``oracles.causal_conv``) with the suite's tolerance model for the op (``fuzz.ops.causal_conv.tolerance``).
 
 The oracle is itself checked against the ONNX project's reference and its backend node cases
 (``tests/oracles``), and each slot of its window against a ``W = 0`` prefix run (the engine's prefix-oracle
@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from fuzz.engine.conv_tolerance import conv_depth, exact_conv_answer
 from fuzz.engine.tolerance import Budget
+from fuzz.ops.causal_conv.tolerance import conv_depth, exact_conv_answer
 from oracles.causal_conv import validate
 
 

@@ -13,7 +13,7 @@ from fuzz.backends import Backend
 from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.swarm import UnitPlan
 from fuzz.campaign.unit import run_unit
-from fuzz.findings import Finding
+from fuzz.model.findings import Finding
 
 UNITS = 40
 """Swarm units tried before giving up (a campaign runs hundreds in its default three minutes)."""

@@ -22,10 +22,10 @@ from fuzz import environment
 environment.prepare()
 
 from fuzz.backends import BackendError, Unsupported, create  # noqa: E402
-from fuzz.corpus.known_issues import Classifier  # noqa: E402
+from fuzz.corpus.classifier import Classifier  # noqa: E402
 from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle  # noqa: E402
-from fuzz.engine.conv_strategies import ConvLimits  # noqa: E402
-from fuzz.engine.op_testing import CAUSAL_CONV_TESTING  # noqa: E402
+from fuzz.ops.causal_conv.strategies import ConvLimits  # noqa: E402
+from fuzz.ops.causal_conv.testing import TESTING as CAUSAL_CONV_TESTING  # noqa: E402
 
 
 def drawn(n: int, min_window: int, max_window: int) -> list:

@@ -23,9 +23,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from fuzz.backends import create
-from fuzz.engine.conv_strategies import ConvLayout, ConvShape, build_conv_case
-from fuzz.engine.strategies import Layout, Numerics, Shape, build_case
 from fuzz.model.case import Case
+from fuzz.ops.causal_conv.strategies import ConvLayout, ConvShape, build_conv_case
+from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, build_case
 from oracles import linear_attention
 from oracles.causal_conv import causal_conv_with_state
 

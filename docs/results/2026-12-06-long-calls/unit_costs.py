@@ -1,10 +1,10 @@
 """What a unit of each long tier costs: run a few swarm units of each tier in one worker, as a campaign does.
 
 Run from the repository root: ``nice .venv/bin/python docs/results/2026-12-06-long-calls/unit_costs.py [UNITS]``.
-For each tier of ``fuzz.campaign.swarm.TIERS`` and ``fuzz.campaign.conv_swarm.CONV_TIERS`` whose calls exceed 64
-tokens, it finds the first UNITS (default 2) unit seeds of that tier among the properties' round-robin and runs them
-on every backend available here (the unit's plan decides which sit out), printing per unit: wall seconds, examples,
-the ``T`` and chunk buckets reached, the plan and the seconds per backend.
+For each tier of ``fuzz.ops.linear_attention.swarm.TIERS`` and ``fuzz.ops.causal_conv.swarm.CONV_TIERS`` whose
+calls exceed 64 tokens, it finds the first UNITS (default 2) unit seeds of that tier among the properties'
+round-robin and runs them on every backend available here (the unit's plan decides which sit out), printing per
+unit: wall seconds, examples, the ``T`` and chunk buckets reached, the plan and the seconds per backend.
 """
 
 from __future__ import annotations
@@ -17,15 +17,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from fuzz.backends import probe_all
-from fuzz.campaign import conv_swarm, swarm
+from fuzz.campaign import swarm
 from fuzz.campaign.campaign import CampaignConfig
 from fuzz.campaign.shard import Shard, work_units
 from fuzz.campaign.worker import Worker, plan_for
 from fuzz.engine.properties import PROPERTIES
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
+from fuzz.ops.causal_conv import swarm as conv_swarm
+from fuzz.ops.linear_attention import swarm as la_swarm
 
 OPS = [LINEAR_ATTENTION.name, CAUSAL_CONV.name]
-LONG = [t.name for t in swarm.TIERS if max(hi for _, hi in t.seq_lens) > 64] + \
+LONG = [t.name for t in la_swarm.TIERS if max(hi for _, hi in t.seq_lens) > 64] + \
     [t.name for t in conv_swarm.CONV_TIERS if max(hi for _, hi in t.seq_lens) > 64]
 
 

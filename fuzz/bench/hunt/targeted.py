@@ -1,11 +1,11 @@
 """A bug's targeted case: built from the catalogue's fields, checked once, with a verdict.
 
 ``build_case`` realises the fields (sizes, dtype, window, layout, seed) through the strategies' own builders
-(``fuzz.engine.strategies.build_case``, ``fuzz.engine.conv_strategies.build_conv_case``), so a targeted case is
-a case a campaign could draw, deterministic in its seed. ``check`` runs the target's property on its backends:
-``fails`` (the property fails, or a backend or the oracle raises), ``passes``, or ``vacuous`` (a backend sat out
-or nothing was compared: the case proves nothing here). A bug is proven wrong by its case when the case fails
-with the bug planted and passes without it.
+(``fuzz.ops.linear_attention.strategies.build_case``, ``fuzz.ops.causal_conv.strategies.build_conv_case``), so a
+targeted case is a case a campaign could draw, deterministic in its seed. ``check`` runs the target's property on
+its backends: ``fails`` (the property fails, or a backend or the oracle raises), ``passes``, or ``vacuous`` (a
+backend sat out or nothing was compared: the case proves nothing here). A bug is proven wrong by its case when the
+case fails with the bug planted and passes without it.
 
 ``python -m fuzz.bench.hunt.targeted ID...`` checks the named bugs' cases in this process's tree and prints one
 JSON line per bug: how ``--check`` runs them in a planted copy, where the kernels, oracles and engine imported are
@@ -25,14 +25,15 @@ from typing import Any
 from fuzz import environment
 from fuzz.backends import Backend, create
 from fuzz.bench.hunt.catalogue import CATALOGUE, Bug, Target, load, select
-from fuzz.engine.conv_strategies import ConvLayout, ConvShape, build_conv_case
+from fuzz.engine.gdn_strategies import GdnLayout, GdnShape, build_gdn_case, build_replay_case
 from fuzz.engine.hybrid_block import Block
 from fuzz.engine.properties import resolve_property
-from fuzz.engine.strategies import Layout, Numerics, Shape, poisoned
-from fuzz.engine.strategies import build_case as build_la_case
-from fuzz.findings import PropertyFailure
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
+from fuzz.model.findings import PropertyFailure
+from fuzz.ops.causal_conv.strategies import ConvLayout, ConvShape, build_conv_case
+from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, poisoned
+from fuzz.ops.linear_attention.strategies import build_case as build_la_case
 from oracles.block import QkvWidths
 from oracles.validation import DELTA_RULES, GATED_RULES
 
@@ -54,6 +55,19 @@ CONV = {**COMMON, "channels": 4, "kernel": 4, "dilation": 1, "channels_last": Fa
 makes it a hybrid block, whose channels are the block's q/k/v widths."""
 
 
+GDN = {"seed": 1, "lengths": [3], "ragged": False, "q_heads": 1, "group": 1, "d_k": 4, "d_v": 4, "rank4": False,
+       "packed": False, "rule": "gated_delta", "dtype": "float32", "gate_activation": "none", "beta_activation": "none",
+       "qk_l2_norm": 0, "capacity": 0, "capture_counts": None, "active": None, "initial_state": True}
+"""A GatedDeltaNet case's fields (``fuzz.engine.gdn_strategies``: ``GdnShape`` and ``GdnLayout``)."""
+
+REPLAY = {**GDN, "capacity": 4, "request": 0, "kept": 1, "pads": [0, 0, 0], "shared": False}
+"""A GatedDeltaNetStateReplay case's fields: the GatedDeltaNet call whose capsule row ``request`` it replays
+``kept`` entries of (``fuzz.engine.gdn_strategies.build_replay_case``)."""
+
+DEFAULTS = {"LinearAttention": LINEAR_ATTENTION, "CausalConvWithState": CONV, "GatedDeltaNet": GDN,
+            "GatedDeltaNetStateReplay": REPLAY}
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What one check of a targeted case said."""
@@ -65,7 +79,7 @@ class Verdict:
 
 
 def _fields(target: Target, op: str) -> dict[str, Any]:
-    defaults = LINEAR_ATTENTION if op == "LinearAttention" else CONV
+    defaults = DEFAULTS[op]
     unknown = sorted(set(target.fields) - set(defaults))
     if unknown:
         raise ValueError(f"unknown field(s) of a {op} case: {', '.join(unknown)}")
@@ -128,9 +142,31 @@ def _conv_case(f: dict[str, Any]) -> Case:
     return build_conv_case(shape, layout, _numerics(f), aliased=f["aliased"], notes=notes)
 
 
+def _gdn_case(f: dict[str, Any]) -> Case:
+    shape = GdnShape(lengths=tuple(f["lengths"]), ragged=f["ragged"], q_heads=f["q_heads"], group=f["group"],
+                     d_k=f["d_k"], d_v=f["d_v"], rank4=f["rank4"], packed=f["packed"])
+    counts = None if f["capture_counts"] is None else tuple(f["capture_counts"])
+    layout = GdnLayout(update_rule=f["rule"], dtype=f["dtype"], gate_activation=f["gate_activation"],
+                       beta_activation=f["beta_activation"], qk_l2_norm=f["qk_l2_norm"], capacity=f["capacity"],
+                       capture_counts=counts, active=f["active"], has_initial_state=f["initial_state"])
+    return build_gdn_case(shape, layout, int(f["seed"]))
+
+
+def _target(bug: Bug) -> Target:
+    if bug.target is None:
+        raise ValueError(f"bug {bug.id} has no targeted case")
+    return bug.target
+
+
 def build_case(bug: Bug) -> Case:
-    """The targeted case of ``bug``, deterministic in its seed; ``ValueError`` for an unknown field."""
-    f = _fields(bug.target, bug.op)
+    """The targeted case of ``bug``, deterministic in its seed; ``ValueError`` for an unknown field or a bug without
+    one (a blind mutant)."""
+    f = _fields(_target(bug), bug.op)
+    if bug.op == "GatedDeltaNet":
+        return _gdn_case(f)
+    if bug.op == "GatedDeltaNetStateReplay":
+        pads = (int(f["pads"][0]), int(f["pads"][1]), int(f["pads"][2]))
+        return build_replay_case(_gdn_case(f), f["request"], f["kept"], pads=pads, shared=f["shared"])
     case = _la_case(f) if bug.op == "LinearAttention" else _conv_case(f)
     return poisoned(case, f["poison"])
 
@@ -149,7 +185,8 @@ def check(bug: Bug, backends: dict[str, Backend] | None = None, swap: dict[str, 
     ``swap`` replaces backends of its entry by others (``parse_swap``)."""
     start = time.perf_counter()
     pool = {} if backends is None else backends
-    names = [(swap or {}).get(name, name) for name in bug.target.backends]
+    target = _target(bug)
+    names = [(swap or {}).get(name, name) for name in target.backends]
 
     def verdict(kind: str, detail: str) -> Verdict:
         return Verdict(kind, detail, round(time.perf_counter() - start, 2))
@@ -157,7 +194,7 @@ def check(bug: Bug, backends: dict[str, Backend] | None = None, swap: dict[str, 
     try:
         case = build_case(bug)
         chosen = [pool[name] if name in pool else pool.setdefault(name, create(name)) for name in names]
-        result = resolve_property(bug.target.property).check(case, chosen)
+        result = resolve_property(target.property).check(case, chosen)
     except PropertyFailure as failure:
         return verdict(FAILS, failure.finding.signature)
     except Exception as err:  # a backend or the oracle raising is the bug showing: what a campaign reports too
