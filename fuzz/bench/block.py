@@ -46,20 +46,15 @@ from kernels.device import FeatureMissing, GpuDevice
 from kernels.linear_attention import LinearAttentionKernel, get_kernel
 from kernels.options import ConvKernelOptions, KernelOptions
 from kernels.resident import BoundCall
-from kernels.timing import pass_times_ns
 
 from .confidence import bootstrap, estimates
-from .kernel_timing import MAX_TIMED
-from .protocol import FENCED_CLOCK, GPU_CLOCK, Sampler, chunked, fenced_wall_sampler
+from .kernel_timing import Record, recorded_sampler
+from .protocol import FENCED_CLOCK, GPU_CLOCK, Sampler
 from .rollback import Acceptance, break_even, expected_saving, represented_rejections
 from .rounds import FULL_SCHEDULE, QUICK_SCHEDULE, Schedule, run_rounds, settle
 
 QUICK_LAYER = LayerSizes(q_heads=2, key_heads=2, kv_heads=4, d_k=16, d_v=16, kernel=4)
 """The small layer of ``--quick`` (128 channels): a software adapter runs it in well under a millisecond."""
-
-Record = Callable[[Any, dict[str, Any] | None, dict[str, Any] | None], None]
-"""Records passes into an encoder, with the timestamp writes of the first pass's beginning and the last's end."""
-
 
 @dataclass(frozen=True)
 class BlockOptions:
@@ -145,18 +140,7 @@ def _both(begin: dict[str, Any] | None, end: dict[str, Any] | None) -> dict[str,
 
 def _sampler(work: BlockWork, clock: str, record: Record) -> Sampler:
     """Samples of what ``record`` records, on the kernel clock."""
-    device = work.device
-    if clock == GPU_CLOCK:
-        def timed(encoder: Any, query_set: Any, i: int) -> None:
-            record(encoder, {"query_set": query_set, "beginning_of_pass_write_index": 2 * i},
-                   {"query_set": query_set, "end_of_pass_write_index": 2 * i + 1})
-        return chunked(lambda n: pass_times_ns(device, n, timed), MAX_TIMED)
-
-    def submit() -> None:
-        encoder = device.device.create_command_encoder()
-        record(encoder, None, None)
-        device.queue.submit([encoder.finish()])
-    return fenced_wall_sampler(submit, work.fence)
+    return recorded_sampler(work.device, clock, record, work.fence)
 
 
 def _one(call: BoundCall) -> Record:
