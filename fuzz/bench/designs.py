@@ -43,7 +43,19 @@ from kernels.options import KernelOptions
 from kernels.state_replay import StateReplayKernel
 
 from .capsule_work import CapsuleWork
-from .confidence import FAIL, LEVEL, PASS, RESAMPLES, Interval, bootstrap, estimates, floor_verdict, verdict
+from .confidence import (
+    FAIL,
+    LEVEL,
+    PASS,
+    RESAMPLES,
+    Interval,
+    Resampled,
+    estimates,
+    floor_verdict,
+    interval,
+    resample,
+    verdict,
+)
 from .kernel_timing import SelectSeries, select_series, verify_sampler
 from .protocol import FENCED_CLOCK, GPU_CLOCK, Sampler
 from .rollback import Acceptance
@@ -187,8 +199,8 @@ class Terms:
         return saving(self.design, self.seq_len, self.rerun(values), self.restore(values), acceptance)
 
 
-def _interval(medians: Mapping[Hashable, np.ndarray], statistic: Callable[[Any], float | None]) -> list[float]:
-    found = bootstrap(medians, statistic)
+def _interval(draws: Resampled, statistic: Callable[[Any], float | None]) -> list[float]:
+    found = interval(draws, statistic)
     return [found.low, found.high]
 
 
@@ -204,7 +216,7 @@ def _terms(group_top: int, selects: Mapping[tuple[int, int], Mapping[int, Select
 def tables(medians: Mapping[Hashable, np.ndarray], selects: Mapping[tuple[int, int], Mapping[int, SelectSeries]],
            options: DesignsOptions, dtype: str) -> dict[str, Any]:
     """The design rows and the restore-by-``a`` rows of one dtype (times in us) from the round medians (ns)."""
-    values = estimates(medians)
+    values, draws = estimates(medians), resample(medians)
     top, acceptance, shape = max(options.seq_lens), options.acceptance, options.shape
     rows, restores = [], []
     for terms in _terms(top, selects, options):
@@ -212,15 +224,15 @@ def tables(medians: Mapping[Hashable, np.ndarray], selects: Mapping[tuple[int, i
         row: dict[str, Any] = {
             "T": t, "design": design.label, "kind": design.kind, "size": design.size, "kernel": terms.kernel,
             "verify_us": terms.verify(values) / 1e3, "verify_0_us": terms.verify_0(values) / 1e3,
-            "overhead": terms.overhead(values), "overhead_interval": _interval(medians, terms.overhead),
+            "overhead": terms.overhead(values), "overhead_interval": _interval(draws, terms.overhead),
             "restore_us": terms.expected_restore(values, acceptance) / 1e3,
             "rerun_us": expected_restore(Design(RERUN), t, terms.rerun(values), {}, acceptance) / 1e3,
             "p_star": terms.p_star(values, acceptance),
-            "p_star_interval": _interval(medians, functools.partial(terms.p_star, acceptance=acceptance)),
+            "p_star_interval": _interval(draws, functools.partial(terms.p_star, acceptance=acceptance)),
             "bytes_per_layer": design.bytes_per_layer(shape, dtype),
             "bytes_layers": LAYERS * design.bytes_per_layer(shape, dtype)}
         if design.kind == CAPSULE:
-            row |= _floor(medians, terms, captured_bytes(shape, t, design.size), acceptance)
+            row |= _floor(values, draws, terms, captured_bytes(shape, t, design.size), acceptance)
         rows.append(row)
         rerun, restore = terms.rerun(values), terms.restore(values)
         restores += [{"T": t, "design": design.label, "a": a, "restore_us": cost / 1e3, "rerun_us": rerun[a] / 1e3,
@@ -236,7 +248,7 @@ def _path(terms: Terms, accepted: int) -> str:
     return "copy" if terms.selects[accepted].rebind is None else "rebind"
 
 
-def _floor(medians: Mapping[Hashable, np.ndarray], terms: Terms, nbytes: int, acceptance: Acceptance
+def _floor(values: Mapping[Hashable, float], draws: Resampled, terms: Terms, nbytes: int, acceptance: Acceptance
            ) -> dict[str, Any]:
     """The capsule's captured bytes at the plain store kernel's speed, as overhead and as p*."""
     def overhead(v: Any) -> float | None:
@@ -247,10 +259,9 @@ def _floor(medians: Mapping[Hashable, np.ndarray], terms: Terms, nbytes: int, ac
         saved = terms.saving(v, acceptance)
         return None if saved <= 0 else floor_ns(v, nbytes) / saved
 
-    values = estimates(medians)
     return {"floor_bytes": nbytes, "floor_us": floor_ns(values, nbytes) / 1e3,
-            "floor_overhead": overhead(values), "floor_overhead_interval": _interval(medians, overhead),
-            "floor_p_star": star(values), "floor_p_star_interval": _interval(medians, star)}
+            "floor_overhead": overhead(values), "floor_overhead_interval": _interval(draws, overhead),
+            "floor_p_star": star(values), "floor_p_star_interval": _interval(draws, star)}
 
 
 def goals(dtype_tables: Mapping[str, Mapping[str, Any]], rounds: int) -> list[dict[str, Any]]:
