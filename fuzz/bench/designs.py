@@ -276,7 +276,9 @@ def goals(dtype_tables: Mapping[str, Mapping[str, Any]], rounds: int) -> list[di
         for name, key, t, limit in checks:
             for r in (r for r in capsules if r["T"] == t):
                 measured = verdict(_as_interval(r[f"{key}_interval"], rounds), limit)
-                judged = floor_verdict(measured, _as_interval(r[f"floor_{key}_interval"], rounds), limit)
+                # an undefined floor p* is a replay that costs what a rerun does, not a floor of the capture's stores
+                floor = None if r[f"floor_{key}"] is None else _as_interval(r[f"floor_{key}_interval"], rounds)
+                judged = floor_verdict(measured, floor, limit)
                 found.append({"dtype": dtype, "goal": f"{r['design']} {name} <= {limit:.0%}", "value": r[key],
                               "interval": r[f"{key}_interval"], "floor": r[f"floor_{key}"],
                               "verdict": judged[0], "why": judged[1]})

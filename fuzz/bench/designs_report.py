@@ -68,8 +68,9 @@ def goal_table(results: dict[str, Any]) -> str:
     lines = ["| dtype | goal | value [95%] | floor | verdict |", "|---|---|---|---|---|"]
     for g in results["goals"]:
         why = f" ({g['why']})" if g["why"] else ""
-        lines.append(f"| {g['dtype']} | {g['goal']} | {_percent(g['value'])}{_range(g['interval'])} | "
-                     f"{_percent(g['floor'])} | {g['verdict']}{why} |")
+        floor = "-" if g["interval"] is None else _percent(g["floor"])
+        lines.append(f"| {g['dtype']} | {g['goal']} | {_percent(g['value'])}{_range(g['interval'])} | {floor} | "
+                     f"{g['verdict']}{why} |")
     return "\n".join(lines)
 
 
@@ -103,17 +104,20 @@ def plot(results: dict[str, Any], path: Path) -> None:
         curves: dict[str, list[dict[str, Any]]] = {}
         for r in rows:
             curves.setdefault(f"{r['design']} ({r['kernel']})", []).append(r)
+        colors = {label: f"C{i}" for i, label in enumerate(curves)}
         for axis, (key, title, scale) in zip(row, panels, strict=False):
             for label, points in curves.items():
                 shown = [p for p in points if p[key] is not None and not (key == "p_star" and p["kind"] == RERUN)]
                 if shown:
-                    axis.plot([p["T"] for p in shown], [scale * p[key] for p in shown], marker="o", label=label)
+                    axis.plot([p["T"] for p in shown], [scale * p[key] for p in shown], marker="o", label=label,
+                              color=colors[label])
             axis.set_title(f"{dtype}: {title}")
             axis.set_xlabel("draft tokens T")
             axis.grid(True, alpha=0.3)
         row[0].legend(fontsize=7)
-        memory = {r["design"]: r["bytes_layers"] / 2**20 for r in rows if r["kind"] != RERUN}
-        row[3].bar(list(memory), list(memory.values()))
+        memory = {f"{r['design']} ({r['kernel']})": r["bytes_layers"] / 2**20 for r in rows if r["kind"] != RERUN}
+        row[3].bar([label.split(" (")[0] for label in memory], list(memory.values()),
+                   color=[colors[label] for label in memory])
         row[3].set_yscale("log")
         row[3].set_title(f"{dtype}: memory of {LAYERS} layers (MiB)")
         row[3].tick_params(axis="x", labelsize=7)

@@ -62,11 +62,11 @@ def test_break_even_on_known_costs() -> None:
     assert p_star(capsule, 4, 2.0, 1.0, rerun, {1: 11.0, 2: 20.0}, uniform) is None  # restoring saves nothing
 
 
-def _medians(options: DesignsOptions, spread: float = 0.0, capture_ns: float = 10.0, bytes_per_ns: float = 1.0
-             ) -> tuple[dict[Hashable, np.ndarray], dict]:
+def _medians(options: DesignsOptions, spread: float = 0.0, capture_ns: float = 10.0, bytes_per_ns: float = 1.0,
+             replay_ns: float = 200.0) -> tuple[dict[Hashable, np.ndarray], dict]:
     """Round medians (ns, 4 rounds) for every series the bench measures with ``options``: LinearAttention and
     GatedDeltaNet calls of 1000 ns a token, the window's stores 50 ns a slot, the capsule's ``capture_ns`` an entry,
-    a select of 100 ns, a replay of 200 + 10 a ns, plain stores at ``bytes_per_ns``; ``spread`` varies them round by
+    a select of 100 ns, a replay of ``replay_ns`` + 10 a ns, plain stores at ``bytes_per_ns``; ``spread`` varies them round by
     round."""
     rounds = np.array([1.0 - spread, 1.0, 1.0 + spread, 1.0])
     top = max(options.seq_lens)
@@ -91,7 +91,7 @@ def _medians(options: DesignsOptions, spread: float = 0.0, capture_ns: float = 1
             values[STORE, nbytes], values[EMPTY, nbytes] = 500.0 + nbytes / bytes_per_ns, 500.0
     for c in options.capacities:
         for a in Design(CAPSULE, c).held(top):
-            values["replay", c, a] = values["gdn", top, c] + 200.0 + 10.0 * a
+            values["replay", c, a] = values["gdn", top, c] + replay_ns + 10.0 * a
     return {name: value * rounds for name, value in values.items()}, selects
 
 
@@ -137,6 +137,8 @@ def test_the_goals_judge_the_intervals_and_the_floor() -> None:
     assert [_goals(options, "float16", capture_ns=300.0, bytes_per_ns=1000.0)[g] for g in timing] == [FAIL] * 3
     # at 1 byte a ns the floor alone is 33 us an entry: no capture kernel could meet a goal
     assert [_goals(options, "float16")[g] for g in timing] == [FLOOR_BOUND] * 3
+    # a replay dearer than every rerun saves nothing: p* is undefined, a failure of the replay, not of the floor
+    assert _goals(options, "float16", bytes_per_ns=1000.0, replay_ns=1e5)["capsule C=8 p* T=8 <= 10%"] == FAIL
     assert fast["capsule C=8 bytes <= window W=8 / 16"] == PASS  # 8 x 8,224 floats against 8 fp16 slots of 2^19
     small = DesignsOptions(shape=Shape(1, 4, 8, 8), seq_lens=(1,), windows=(8,), capacities=(8,))
     assert _goals(small, "float32")["capsule C=8 bytes <= window W=8 / 16"] == FAIL  # d = 8: an entry is 1/3 a slot
