@@ -66,8 +66,8 @@ def _medians(options: DesignsOptions, spread: float = 0.0, capture_ns: float = 1
              replay_ns: float = 200.0) -> tuple[dict[Hashable, np.ndarray], dict]:
     """Round medians (ns, 4 rounds) for every series the bench measures with ``options``: LinearAttention and
     GatedDeltaNet calls of 1000 ns a token, the window's stores 50 ns a slot, the capsule's ``capture_ns`` an entry,
-    a select of 100 ns, a replay of ``replay_ns`` + 10 a ns, plain stores at ``bytes_per_ns``; ``spread`` varies them round by
-    round."""
+    a select of 100 ns, a replay of ``replay_ns`` + 10 a ns, plain stores at ``bytes_per_ns``; ``spread`` varies
+    them round by round."""
     rounds = np.array([1.0 - spread, 1.0, 1.0 + spread, 1.0])
     top = max(options.seq_lens)
     values: dict[Hashable, float] = {}
