@@ -47,6 +47,7 @@ from kernels.linear_attention import LinearAttentionKernel, get_kernel
 from kernels.options import ConvKernelOptions, KernelOptions
 from kernels.resident import BoundCall
 
+from .arguments import ints
 from .confidence import bootstrap, estimates
 from .kernel_timing import Record, recorded_sampler
 from .protocol import FENCED_CLOCK, GPU_CLOCK, Sampler
@@ -329,13 +330,6 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-
-
 def main(argv: list[str] | None = None) -> int:
     from fuzz.backends.kernel_backend import chosen_adapter
 
@@ -346,8 +340,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layer", choices=("real", "small"),
                         help="Qwen3.5's layer (8192 channels; the default) or a small one (128 channels; with --quick)")
     parser.add_argument("--dtypes", default="fp16,fp32", help="fp16, fp32 or both (default)")
-    parser.add_argument("--seq-lens", type=_ints, default=(1, 4, 8), help="draft lengths T (default 1,4,8)")
-    parser.add_argument("--windows", type=_ints, default=(4, 8), help="state_window values W >= 1 (default 4,8)")
+    parser.add_argument("--seq-lens", type=ints, default=(1, 4, 8), help="draft lengths T (default 1,4,8)")
+    parser.add_argument("--windows", type=ints, default=(4, 8), help="state_window values W >= 1 (default 4,8)")
     parser.add_argument("--channels-first", action="store_true", help="the convolution's channels first")
     parser.add_argument("--implementation", choices=("wgpu", "dawn"), default="wgpu")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 10; 4 with --quick)")

@@ -42,6 +42,7 @@ from kernels.gated_delta_net import GatedDeltaNetKernel
 from kernels.options import KernelOptions
 from kernels.state_replay import StateReplayKernel
 
+from .arguments import dtypes, ints
 from .capsule_work import CapsuleWork
 from .confidence import (
     FAIL,
@@ -323,13 +324,6 @@ def run_designs(options: DesignsOptions, log: Callable[[str], None]) -> dict[str
     return results
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-
-
 def main(argv: list[str] | None = None) -> int:
     from fuzz.backends.kernel_backend import chosen_adapter
 
@@ -339,27 +333,26 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="directory for results.json, report.md, the plot")
     parser.add_argument("--quick", action="store_true", help="a short schedule at a small shape")
-    parser.add_argument("--dtypes", default="fp16,fp32", help="fp16, fp32 or both (default)")
-    parser.add_argument("--seq-lens", type=_ints, default=tuple(range(1, 9)), help="draft lengths T (default 1..8)")
-    parser.add_argument("--windows", type=_ints, default=(4, 8), help="state_window sizes W >= 1 (default 4,8)")
-    parser.add_argument("--capacities", type=_ints, default=(4, 8), help="capsule capacities C in 1..8 (default 4,8)")
+    parser.add_argument("--dtypes", type=dtypes, default=("float16", "float32"), help="fp16, fp32 or both (default)")
+    parser.add_argument("--seq-lens", type=ints, default=tuple(range(1, 9)), help="draft lengths T (default 1..8)")
+    parser.add_argument("--windows", type=ints, default=(4, 8), help="state_window sizes W >= 1 (default 4,8)")
+    parser.add_argument("--capacities", type=ints, default=(4, 8), help="capsule capacities C in 1..8 (default 4,8)")
     parser.add_argument("--acceptance", default="uniform", help="uniform (default) or geometric:R")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 10; 4 with --quick)")
     backend_options.add_arguments(parser)
     args = parser.parse_args(argv)
     try:
         backend_options.apply(args)
-        dtypes = tuple({"fp16": "float16", "fp32": "float32"}[d.strip()] for d in args.dtypes.split(","))
         if min(args.windows + args.seq_lens) < 1 or not all(1 <= c <= 8 for c in args.capacities):
             raise UsageError("--windows and --seq-lens take values >= 1, --capacities values in 1..8")
         acceptance = Acceptance.parse(args.acceptance)
-    except (KeyError, ValueError, UsageError) as err:
+    except (ValueError, UsageError) as err:
         print(f"fuzz.bench.designs: {err}", file=sys.stderr)
         return EXIT_USAGE
     environment.prepare()
     schedule = QUICK_SCHEDULE if args.quick else FULL_SCHEDULE
     options = DesignsOptions(
-        shape=QUICK_SHAPE if args.quick else REFERENCE_SHAPE, dtypes=dtypes, seq_lens=tuple(sorted(args.seq_lens)),
+        shape=QUICK_SHAPE if args.quick else REFERENCE_SHAPE, dtypes=args.dtypes, seq_lens=tuple(sorted(args.seq_lens)),
         windows=args.windows, capacities=args.capacities, adapter=chosen_adapter("wgpu", "wgpu")[1],
         acceptance=acceptance, schedule=replace(schedule, rounds=args.rounds) if args.rounds else schedule)
     prepare_output(args.out)
