@@ -156,10 +156,10 @@ class GdnCall:
         """``initial_state`` and ``final_state`` are one buffer: the call overwrites its source state."""
         return "initial_state" in self.tensors and self.tensors["initial_state"] is self.final_state
 
-    def encode(self, encoder: Any) -> None:
-        """Record the call's compute pass into a command encoder."""
+    def encode(self, encoder: Any, timestamp_writes: Any = None) -> None:
+        """Record the call's compute pass into a command encoder (with its timestamp writes where given)."""
         encode_pass(encoder, self.kernel.pipeline(GdnSpec.for_dims(self.dims)), self.group,
-                    grid(self.dims.batch * self.dims.v_heads * self.dims.d_v, WORKGROUP_SIZE))
+                    grid(self.dims.batch * self.dims.v_heads * self.dims.d_v, WORKGROUP_SIZE), timestamp_writes)
 
     def dispatch(self) -> None:
         """Submit the call (no host transfer, no wait)."""

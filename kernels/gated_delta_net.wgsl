@@ -3,8 +3,9 @@
 // waits for another. Per token it reads the query and key of its head's query/key head, computes the gates in
 // float32 (qwen, sigmoid) and the norms (qk_l2_norm), decays its row, retrieves r = S[v, :] . k, forms
 // delta = b (v - r), updates the row and writes its output channel. The first `captured` tokens of the request
-// also write the capsule: the delta of each channel, the decay factor (channel 0) and the key (channel 0 of the
-// first value head of each key head).
+// also write the capsule: the delta of each channel, the decay factor (channel 0) and the key, shared out over the
+// channels of the first value head of each key head (channel v stores key elements v, v + d_v, ...), so that no
+// invocation stores a whole key while the others wait for it.
 //
 // Template: kernels/gated_delta_net.py fills in the q/k/v/output storage type (STORE), the workgroup size (WG) and
 // the row's private extent (DK_MAX, d_k rounded up to a power of two). Everything else is the uniform.
@@ -84,10 +85,10 @@ fn zero_capsule(row_base: u32, h: u32, kh: u32, v: u32, first_of_key_head: bool)
         state_update[row_base + delta_block + (j * hv + h) * params.d_v + v] = 0.0;
         if (v == 0u) {
             state_update[row_base + j * hv + h] = 0.0;
-            if (first_of_key_head) {
-                for (var i = 0u; i < params.d_k; i++) {
-                    state_update[row_base + key_block + (j * params.q_heads + kh) * params.d_k + i] = 0.0;
-                }
+        }
+        if (first_of_key_head) {
+            for (var i = v; i < params.d_k; i += params.d_v) {
+                state_update[row_base + key_block + (j * params.q_heads + kh) * params.d_k + i] = 0.0;
             }
         }
     }
@@ -191,11 +192,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             state_update[row_base + delta_block + (j * hv + h) * dv + v] = delta;
             if (v == 0u) {
                 state_update[row_base + j * hv + h] = factor;
-                if (first_of_key_head) {
-                    for (var i = 0u; i < dk; i++) {
-                        state_update[row_base + key_block + (j * params.q_heads + kh) * dk + i] =
-                            f32(key[k_at + i]) * k_norm;
-                    }
+            }
+            if (first_of_key_head) {
+                for (var i = v; i < dk; i += dv) {
+                    state_update[row_base + key_block + (j * params.q_heads + kh) * dk + i] =
+                        f32(key[k_at + i]) * k_norm;
                 }
             }
         }

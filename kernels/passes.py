@@ -42,9 +42,11 @@ def bind_group(device: GpuDevice, pipeline: Any, tensors: list[DeviceTensor]) ->
     return device.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
 
 
-def encode_pass(encoder: Any, pipeline: Any, group: Any, workgroups: tuple[int, int, int]) -> None:
-    """Record one compute pass of ``pipeline`` over ``group`` into a command encoder."""
-    compute = encoder.begin_compute_pass()
+def encode_pass(encoder: Any, pipeline: Any, group: Any, workgroups: tuple[int, int, int],
+                timestamp_writes: Any = None) -> None:
+    """Record one compute pass of ``pipeline`` over ``group`` into a command encoder (with the pass's timestamp
+    writes where given, so that a benchmark can time it on the GPU)."""
+    compute = encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
     compute.set_pipeline(pipeline)
     compute.set_bind_group(0, group)
     compute.dispatch_workgroups(*workgroups)

@@ -40,9 +40,10 @@ class ReplayCall:
     pipeline: Any
     group: Any
 
-    def encode(self, encoder: Any) -> None:
-        """Record the replay's compute pass into a command encoder."""
-        encode_pass(encoder, self.pipeline, self.group, grid(self.dims.state_elements, WORKGROUP_SIZE))
+    def encode(self, encoder: Any, timestamp_writes: Any = None) -> None:
+        """Record the replay's compute pass into a command encoder (with its timestamp writes where given)."""
+        encode_pass(encoder, self.pipeline, self.group, grid(self.dims.state_elements, WORKGROUP_SIZE),
+                    timestamp_writes)
 
     def release(self) -> None:
         """Free the uniform (the backings belong to the caller)."""

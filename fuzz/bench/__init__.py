@@ -16,5 +16,7 @@ Modules: ``protocol`` (samplers, clocks, the wall-clock protocol), ``rounds`` (t
 warm-up and interleaved rounds of the kernel clock), ``confidence`` (bootstrap intervals over
 rounds and the PASS / FAIL / INCONCLUSIVE verdict), ``workload``
 (shapes, inputs, a bound call), ``kernel_timing``, ``rollback`` (the p* math), ``memory``,
-``ort_side``, ``gates``, ``report``, ``runner`` (one run), ``cli`` (the command line).
+``ort_side``, ``gates``, ``report``, ``runner`` (one run), ``cli`` (the command line), ``arguments`` (argument
+types the command lines share). Two more benches: ``block`` (a hybrid block's rollback) and ``designs`` (the window,
+GatedDeltaNet's capsule and a rerun side by side; ``rollback_designs``, ``capsule_work``, ``designs_report``).
 """

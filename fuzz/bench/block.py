@@ -46,20 +46,16 @@ from kernels.device import FeatureMissing, GpuDevice
 from kernels.linear_attention import LinearAttentionKernel, get_kernel
 from kernels.options import ConvKernelOptions, KernelOptions
 from kernels.resident import BoundCall
-from kernels.timing import pass_times_ns
 
+from .arguments import ints
 from .confidence import bootstrap, estimates
-from .kernel_timing import MAX_TIMED
-from .protocol import FENCED_CLOCK, GPU_CLOCK, Sampler, chunked, fenced_wall_sampler
+from .kernel_timing import Record, recorded_sampler
+from .protocol import FENCED_CLOCK, GPU_CLOCK, Sampler
 from .rollback import Acceptance, break_even, expected_saving, represented_rejections
 from .rounds import FULL_SCHEDULE, QUICK_SCHEDULE, Schedule, run_rounds, settle
 
 QUICK_LAYER = LayerSizes(q_heads=2, key_heads=2, kv_heads=4, d_k=16, d_v=16, kernel=4)
 """The small layer of ``--quick`` (128 channels): a software adapter runs it in well under a millisecond."""
-
-Record = Callable[[Any, dict[str, Any] | None, dict[str, Any] | None], None]
-"""Records passes into an encoder, with the timestamp writes of the first pass's beginning and the last's end."""
-
 
 @dataclass(frozen=True)
 class BlockOptions:
@@ -145,18 +141,7 @@ def _both(begin: dict[str, Any] | None, end: dict[str, Any] | None) -> dict[str,
 
 def _sampler(work: BlockWork, clock: str, record: Record) -> Sampler:
     """Samples of what ``record`` records, on the kernel clock."""
-    device = work.device
-    if clock == GPU_CLOCK:
-        def timed(encoder: Any, query_set: Any, i: int) -> None:
-            record(encoder, {"query_set": query_set, "beginning_of_pass_write_index": 2 * i},
-                   {"query_set": query_set, "end_of_pass_write_index": 2 * i + 1})
-        return chunked(lambda n: pass_times_ns(device, n, timed), MAX_TIMED)
-
-    def submit() -> None:
-        encoder = device.device.create_command_encoder()
-        record(encoder, None, None)
-        device.queue.submit([encoder.finish()])
-    return fenced_wall_sampler(submit, work.fence)
+    return recorded_sampler(work.device, clock, record, work.fence)
 
 
 def _one(call: BoundCall) -> Record:
@@ -345,13 +330,6 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-
-
 def main(argv: list[str] | None = None) -> int:
     from fuzz.backends.kernel_backend import chosen_adapter
 
@@ -362,8 +340,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layer", choices=("real", "small"),
                         help="Qwen3.5's layer (8192 channels; the default) or a small one (128 channels; with --quick)")
     parser.add_argument("--dtypes", default="fp16,fp32", help="fp16, fp32 or both (default)")
-    parser.add_argument("--seq-lens", type=_ints, default=(1, 4, 8), help="draft lengths T (default 1,4,8)")
-    parser.add_argument("--windows", type=_ints, default=(4, 8), help="state_window values W >= 1 (default 4,8)")
+    parser.add_argument("--seq-lens", type=ints, default=(1, 4, 8), help="draft lengths T (default 1,4,8)")
+    parser.add_argument("--windows", type=ints, default=(4, 8), help="state_window values W >= 1 (default 4,8)")
     parser.add_argument("--channels-first", action="store_true", help="the convolution's channels first")
     parser.add_argument("--implementation", choices=("wgpu", "dawn"), default="wgpu")
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 10; 4 with --quick)")

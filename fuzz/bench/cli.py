@@ -18,6 +18,7 @@ from fuzz.usage import EXIT_USAGE, UsageError
 from kernels.options import KERNEL_PATHS
 
 from . import gates
+from .arguments import dtypes, ints
 from .decoder_view import QUICK_WALL_SCHEDULE, WALL_SCHEDULE
 from .protocol import FULL, QUICK
 from .report import markdown, write_outputs
@@ -30,26 +31,11 @@ EXIT_GATE_FAILED = 1
 QUICK_GROWTH_CALLS = 10
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-
-
 def _shapes(text: str) -> tuple[Shape, ...]:
     try:
         return tuple(Shape.parse(part.strip()) for part in text.split(";") if part.strip())
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _dtypes(text: str) -> tuple[str, ...]:
-    names = {"fp16": "float16", "float16": "float16", "fp32": "float32", "float32": "float32"}
-    try:
-        return tuple(names[part.strip()] for part in text.split(","))
-    except KeyError:
-        raise argparse.ArgumentTypeError(f"dtypes are fp16/float16 and fp32/float32, got {text!r}") from None
 
 
 def _paths(text: str) -> tuple[str, ...]:
@@ -77,9 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"{QUICK.repetitions} repetitions) at the small shape {QUICK_SHAPE.label}")
     parser.add_argument("--shapes", type=_shapes, help=f"'B,H,dk,dv;...' (default {REFERENCE_SHAPE.label}; "
                         f"with --quick {QUICK_SHAPE.label})")
-    parser.add_argument("--dtypes", type=_dtypes, default=("float16", "float32"), help="default fp16,fp32")
-    parser.add_argument("--windows", type=_ints, default=(0, 1, 4, 8), help="state_window values (0 is always added)")
-    parser.add_argument("--seq-lens", type=_ints, default=(1, 4, 8), help="draft lengths T (default 1,4,8)")
+    parser.add_argument("--dtypes", type=dtypes, default=("float16", "float32"), help="default fp16,fp32")
+    parser.add_argument("--windows", type=ints, default=(0, 1, 4, 8), help="state_window values (0 is always added)")
+    parser.add_argument("--seq-lens", type=ints, default=(1, 4, 8), help="draft lengths T (default 1,4,8)")
     parser.add_argument("--paths", type=_paths, default=("auto",),
                         help="kernel variants measured side by side in the same rounds (default auto; "
                              f"any of {', '.join((*KERNEL_PATHS, CHUNKED))}, each optionally @N to bound the row "

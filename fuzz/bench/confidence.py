@@ -50,24 +50,43 @@ def _value(statistic: Statistic, values: Mapping[Hashable, float]) -> float:
     return np.inf if found is None else float(found)
 
 
-def bootstrap(round_medians: Mapping[Hashable, np.ndarray], statistic: Statistic, resamples: int = RESAMPLES,
-              level: float = LEVEL, seed: int = 0) -> Interval:
-    """The ``level`` percentile interval of ``statistic`` over rounds resampled with replacement.
+@dataclass(frozen=True)
+class Resampled:
+    """Every series' estimate in each of ``resamples`` draws of whole rounds (the same draws for every series):
+    drawn once, any number of statistics can be bootstrapped over them."""
+
+    draws: tuple[dict[Hashable, float], ...]
+    rounds: int
+
+
+def resample(round_medians: Mapping[Hashable, np.ndarray], resamples: int = RESAMPLES, seed: int = 0) -> Resampled:
+    """Draw ``resamples`` sets of rounds with replacement and each series' mean of round medians over each set.
 
     ``round_medians[name]`` holds one median per round (all series the same number of rounds).
-    The seed is fixed: the same measurements always give the same interval.
+    The seed is fixed: the same measurements always give the same draws.
     """
     rounds = {len(m) for m in round_medians.values()}
     if len(rounds) != 1 or min(rounds) < 2:
         raise ValueError(f"bootstrap: every series needs the same number (>= 2) of rounds, got {sorted(rounds)}")
     count = rounds.pop()
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, count, size=(resamples, count))
-    values = np.array([_value(statistic, estimates(round_medians, rows)) for rows in draws])
+    rows = np.random.default_rng(seed).integers(0, count, size=(resamples, count))
+    means = {name: np.asarray(m)[rows].mean(axis=1) for name, m in round_medians.items()}
+    return Resampled(tuple({name: float(v[i]) for name, v in means.items()} for i in range(resamples)), count)
+
+
+def interval(resampled: Resampled, statistic: Statistic, level: float = LEVEL) -> Interval:
+    """The ``level`` percentile interval of ``statistic`` over the draws of ``resampled``."""
+    values = np.array([_value(statistic, draw) for draw in resampled.draws])
     tail = 100 * (1 - level) / 2
     # order statistics, not interpolation: infinite (undefined) values must not meet as inf - inf
     low, high = np.percentile(values, [tail, 100 - tail], method="nearest")
-    return Interval(float(low), float(high), level, resamples, count)
+    return Interval(float(low), float(high), level, len(resampled.draws), resampled.rounds)
+
+
+def bootstrap(round_medians: Mapping[Hashable, np.ndarray], statistic: Statistic, resamples: int = RESAMPLES,
+              level: float = LEVEL, seed: int = 0) -> Interval:
+    """The ``level`` percentile interval of ``statistic`` over rounds resampled with replacement (``resample``)."""
+    return interval(resample(round_medians, resamples, seed), statistic, level)
 
 
 def verdict(interval: Interval | None, threshold: float) -> tuple[str, str]:

@@ -25,8 +25,8 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernels import BoundCall, kernel_times_ns
-from kernels.timing import span_times_ns
+from kernels import BoundCall, GpuDevice, kernel_times_ns
+from kernels.timing import pass_times_ns, span_times_ns
 from oracles.rollback import slot_for_accepted
 
 from .protocol import (
@@ -46,6 +46,27 @@ from .workload import Workload
 
 MAX_TIMED = 1024
 """Timed iterations per command buffer: two timestamps each, within WebGPU's 4096-query limit."""
+
+
+Record = Callable[[Any, dict[str, Any] | None, dict[str, Any] | None], None]
+"""Records passes into an encoder, with the timestamp writes of the first pass's beginning and the last's end
+(None, None where nothing is timed on the GPU)."""
+
+
+def recorded_sampler(device: GpuDevice, clock: str, record: Record, fence: Callable[[], None]) -> Sampler:
+    """Samples of what ``record`` records on ``clock``: GPU timestamps from its first pass's beginning to its last
+    pass's end, or one submission and ``fence`` on the host (``FENCED_CLOCK``)."""
+    if clock == GPU_CLOCK:
+        def timed(encoder: Any, query_set: Any, i: int) -> None:
+            record(encoder, {"query_set": query_set, "beginning_of_pass_write_index": 2 * i},
+                   {"query_set": query_set, "end_of_pass_write_index": 2 * i + 1})
+        return chunked(lambda n: pass_times_ns(device, n, timed), MAX_TIMED)
+
+    def submit() -> None:
+        encoder = device.device.create_command_encoder()
+        record(encoder, None, None)
+        device.queue.submit([encoder.finish()])
+    return fenced_wall_sampler(submit, fence)
 
 
 def kernel_clock(workload: Workload) -> str:

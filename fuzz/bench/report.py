@@ -302,20 +302,21 @@ def plot(results: dict, path: Path) -> str | None:
     return None
 
 
-def _json_safe(value: object) -> object:
+def json_safe(value: object) -> object:
+    """``value`` with every non-finite float as None (JSON has no infinity)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     return value
 
 
 def write_outputs(results: dict, out: Path) -> list[str]:
     """Write ``results.json``, ``report.md`` and the plot into ``out``; return a line per output (or why not)."""
     out.mkdir(parents=True, exist_ok=True)
-    atomic.write_text(out / "results.json", json.dumps(_json_safe(results), indent=2) + "\n")
+    atomic.write_text(out / "results.json", json.dumps(json_safe(results), indent=2) + "\n")
     atomic.write_text(out / "report.md", markdown(results))
     png = out / "latency_vs_window.png"
     lines = [f"written: {out / 'results.json'}", f"written: {out / 'report.md'}"]
