@@ -91,6 +91,11 @@ def for_limits(limits: Any) -> OpTesting:
     raise TypeError(f"no op has limits of type {type(limits).__name__}")
 
 
+def of_limits(strategy: Callable[[OpTesting, Any], st.SearchStrategy[Case]]) -> Strategy:
+    """A property's strategy: ``strategy(op testing, limits)`` for the op whose limits a unit draws from."""
+    return lambda limits: strategy(for_limits(limits), limits)
+
+
 def exact_for(case: Case) -> Any:
     """The float64 answer to a valid case, with its tolerance blocks."""
     return for_op(case.op).exact(case.inputs, case.attrs)

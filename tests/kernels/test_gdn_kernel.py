@@ -16,8 +16,9 @@ from hypothesis import given, settings
 
 from fuzz.backends import Backend
 from fuzz.engine.gdn_checks import check_gdn_agree, check_gdn_resume, check_replay_agree, check_replay_refuses_invalid
-from fuzz.engine.gdn_strategies import GdnLayout, GdnShape, build_gdn_case, gdn_cases, replay_cases
 from fuzz.model.case import Case
+from fuzz.ops.gated_delta_net.strategies import GdnLayout, GdnLimits, GdnShape, build_gdn_case, gdn_cases
+from fuzz.ops.state_replay.strategies import ReplayLimits, replay_cases
 from kernels.gated_delta_net import get_gdn_kernel, upload_inputs
 
 BACKENDS = ("wgpu-gdn", "wgpu-gdn-dawn")
@@ -35,7 +36,7 @@ def oracle(need: Callable[..., Backend]) -> Backend:
 
 def test_every_output_agrees(kernel: Backend, oracle: Backend) -> None:
     @settings(max_examples=40, deadline=None)
-    @given(case=gdn_cases(max_d=6))
+    @given(case=gdn_cases(GdnLimits(max_d=6)))
     def agrees(case: Case) -> None:
         result = check_gdn_agree(case, [oracle, kernel])
         assert result.comparisons == 6 or kernel.name in result.skipped
@@ -45,7 +46,7 @@ def test_every_output_agrees(kernel: Backend, oracle: Backend) -> None:
 
 def test_resuming_by_replay_equals_a_fresh_run(kernel: Backend) -> None:
     @settings(max_examples=25, deadline=None)
-    @given(case=gdn_cases(capture=True, dtypes=("float32",), max_d=6))
+    @given(case=gdn_cases(GdnLimits(max_d=6), capture=True, dtypes=("float32",)))
     def resumes(case: Case) -> None:
         result = check_gdn_resume(case, [kernel])
         assert result.comparisons == max(case.dims().captured) + 1
@@ -55,7 +56,7 @@ def test_resuming_by_replay_equals_a_fresh_run(kernel: Backend) -> None:
 
 def test_the_replay_agrees_and_refuses_what_the_contract_refuses(kernel: Backend, oracle: Backend) -> None:
     @settings(max_examples=25, deadline=None)
-    @given(case=replay_cases(max_d=6))
+    @given(case=replay_cases(ReplayLimits(GdnLimits(max_d=6))))
     def replays(case: Case) -> None:
         assert check_replay_agree(case, [oracle, kernel]).comparisons == 2
         assert check_replay_refuses_invalid(case, [oracle, kernel]).comparisons == 14
