@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -190,6 +191,16 @@ class Backend(ABC):
         the property that needs one skips it with that reason.
         """
         raise Unsupported(self.name, "no device-resident chain (its select-and-resume is the caller's, on the host)")
+
+    def resume(self, case: Case, accepted: Sequence[int]) -> np.ndarray:
+        """Run a GatedDeltaNet ``case`` with capture on the device, then rebuild each request's state after its
+        first ``accepted[b]`` tokens there by replaying its capsule (a decoder's select-and-resume in the capsule
+        design), and return those states.
+
+        Optional: a backend without a device-resident resume raises ``Unsupported`` (the default), and the property
+        that needs one (``gdn-resume``) skips it with that reason.
+        """
+        raise Unsupported(self.name, "no device-resident resume by replay")
 
     def resident_kernel(self) -> ResidentKernel | None:
         """The device-resident kernel behind this backend (``kernels.resident``), for a property that runs it

@@ -84,8 +84,7 @@ def _serve(conn: _Channel) -> None:
             break
         case = message[1]
         try:
-            output, state = backend.run(case)
-            conn.send(("ok", np.asarray(output), np.asarray(state)))
+            conn.send(("ok", tuple(np.asarray(x) for x in backend.run_outputs(case))))
         except BackendError as err:
             conn.send(("error", err.outcome.value, err.message))
         except Exception as err:
@@ -192,6 +191,12 @@ class IsolatedBackend(Backend):
         return self._capabilities
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        outputs = self.run_outputs(case)
+        if len(outputs) != 2:
+            raise Unsupported(self.name, f"{case.op.name}'s outputs are {', '.join(case.op.outputs)}: run_outputs")
+        return outputs[0], outputs[1]
+
+    def run_outputs(self, case: Case) -> tuple[np.ndarray, ...]:
         """Run ``case`` in the worker; ``Crashed``/``TimedOut`` if it dies or hangs (then restart)."""
         if self._process is None:
             self.restarts += 1
@@ -218,7 +223,7 @@ class IsolatedBackend(Backend):
             )
         kind = reply[0]
         if kind == "ok":
-            return reply[1], reply[2]
+            return tuple(reply[1])
         if kind == "error":
             raise _ERRORS[reply[1]](self.name, reply[2])
         raise WorkerError(f"{self.name} (in worker {pid}) raised {reply[1]}\n{reply[2]}")

@@ -16,7 +16,7 @@ Tolerances are the op's (``fuzz/ops/gated_delta_net/tolerance.py``), on the suit
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
@@ -30,15 +30,6 @@ from fuzz.ops.gated_delta_net.tolerance import TensorAnswer, worst_ratio
 from fuzz.ops.state_replay.bad_inputs import invalid_replays
 from fuzz.ops.state_replay.tolerance import destination_view
 from oracles.gated_delta_net import gated_delta_net
-
-
-@runtime_checkable
-class Resumes(Protocol):
-    """A backend with a device-resident resume by replay (``fuzz.backends.wgpu_gdn``)."""
-
-    name: str
-
-    def resume(self, case: Case, accepted: Sequence[int]) -> np.ndarray: ...
 
 
 def _fail(prop: str, case: Case, backend: str, kind: Kind, detail: str, text: str) -> PropertyFailure:
@@ -126,9 +117,6 @@ def check_gdn_resume(case: Case, backends: Sequence[Backend]) -> CheckResult:
     result = CheckResult()
     captured = case.dims().captured
     for b in backends:
-        if not isinstance(b, Resumes):
-            result.skipped[b.name] = "no device-resident resume by replay"
-            continue
         for k in range(max(captured, default=0) + 1):
             accepted = [min(k, n) for n in captured]
             try:

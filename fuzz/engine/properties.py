@@ -32,7 +32,6 @@ from fuzz.engine.packing import per_slice
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain, token_spans
 from fuzz.model.findings import Kind
-from fuzz.model.ops import OPS
 from fuzz.ops.linear_attention.bad_inputs import PASS_THROUGH_RULES
 from fuzz.ops.linear_attention.strategies import with_clean_past
 
@@ -264,34 +263,31 @@ def _chain_cases(t: OpTesting, limits: Any) -> st.SearchStrategy[Case]:
     return t.chain_cases(limits)
 
 
-WINDOWED = tuple(OPS)
-"""The ops with a window of states (``fuzz.model.ops.OPS``), which the window's properties apply to."""
-
 PROPERTIES: dict[str, Property] = {
     p.name: p for p in (
         Property("backends-agree", "every pair of backends agrees on output and every state slot",
                  of_limits(lambda t, limits: t.cases(limits, packs=True)), per_slice(check_backends_agree),
-                 ops=WINDOWED),
+                 windowed=True),
         Property("output-parity", "output at W > 0 equals output at W = 0 on each backend",
                  of_limits(lambda t, limits: t.cases(limits, min_window=1, packs=True)),
-                 per_slice(check_output_parity), ops=WINDOWED),
+                 per_slice(check_output_parity), windowed=True),
         Property("prefix-oracle", "every slot equals a separately evaluated prefix (W = 0 oracle runs)",
                  of_limits(lambda t, limits: t.cases(limits, min_window=1, packs=True)),
-                 per_slice(check_prefix_oracle), ops=WINDOWED),
+                 per_slice(check_prefix_oracle), windowed=True),
         Property("poison-invariance", "NaN/Inf/huge/garbage in past slots 0..W-2 changes no output bit",
                  of_limits(lambda t, limits: t.poisoned_cases(limits, packs=True)),
-                 per_slice(check_poison_invariance), ops=WINDOWED),
+                 per_slice(check_poison_invariance), windowed=True),
         Property("leading-zeros", "with T < W the leading W - T slots are exactly zero",
                  of_limits(lambda t, limits: t.short_cases(limits, packs=True)), per_slice(check_leading_zeros),
-                 ops=WINDOWED),
+                 windowed=True),
         Property("select-resume", "resuming from a selected slot equals a fresh run over the accepted prefix; "
                  "a zero-token acceptance keeps the original past state",
-                 of_limits(lambda t, limits: t.resume_cases(limits)), check_select_resume, ops=WINDOWED),
+                 of_limits(lambda t, limits: t.resume_cases(limits)), check_select_resume, windowed=True),
         Property("device-chain", "a chain of calls resumed on the device (slot rebound or copied on the GPU) "
                  "equals the oracle's chain, call by call and slot by slot",
-                 of_limits(_chain_cases), check_device_chain, ops=WINDOWED),
+                 of_limits(_chain_cases), check_device_chain, windowed=True),
         Property("aliasing", "aliased past/present state binding gives the bits of separate buffers",
-                 of_limits(lambda t, limits: t.cases(limits, aliased=True)), check_aliasing, ops=WINDOWED),
+                 of_limits(lambda t, limits: t.cases(limits, aliased=True)), check_aliasing, windowed=True),
         Property("error-parity", "every backend rejects each broken rule with a message, never returns values "
                  "or crashes", of_limits(lambda t, limits: t.invalid_cases(limits)), check_error_parity,
                  invalid_input=True),

@@ -75,6 +75,8 @@ class Op:
     shared_inputs: tuple[str, ...] = ()
     """Inputs without a batch axis, which every batch entry of a call reads (the others have the batch axis first,
     after the window axis of a windowed state)."""
+    windowed: bool = True
+    """Whether the op keeps a window of states (``state_window``): the window's properties apply to it only then."""
 
     @property
     def lead_input(self) -> str:
@@ -210,6 +212,7 @@ GATED_DELTA_NET = Op(
     sequence_axis=lambda attrs: 0,  # the token axis N (a rank-4 spelling's (B, S) pair starts there too)
     describe=_gdn_describe,
     outputs=("output", "final_state", "state_update"),
+    windowed=False,
     state_input="initial_state",
     state_output="final_state",
     fixed_types={**dict.fromkeys(("decay", "beta", "initial_state", "a_log", "dt_bias", "final_state", "state_update"),
@@ -254,6 +257,7 @@ GATED_DELTA_NET_STATE_REPLAY = Op(
     sequence_axis=lambda attrs: 0,
     describe=_replay_describe,
     outputs=("destination_out",),
+    windowed=False,
     state_input="source_backing",
     state_output="destination_out",
     fixed_types={"metadata": "int64"},
