@@ -192,13 +192,15 @@ class Backend(ABC):
         """
         raise Unsupported(self.name, "no device-resident chain (its select-and-resume is the caller's, on the host)")
 
-    def resume(self, case: Case, accepted: Sequence[int]) -> np.ndarray:
-        """Run a GatedDeltaNet ``case`` with capture on the device, then rebuild each request's state after its
-        first ``accepted[b]`` tokens there by replaying its capsule (a decoder's select-and-resume in the capsule
-        design), and return those states.
+    def resume(self, calls: Sequence[Case], accepted: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """A decoder's chain in the capsule design, on the device: each GatedDeltaNet call of ``calls`` runs with
+        capture, then each request's state after its first ``accepted[i][b]`` tokens is rebuilt there by replaying
+        the capsule (0: the call's initial state kept), and that state is the next call's initial state (the
+        ``initial_state`` of ``calls[1:]`` is not read). Returns the state after each call, read back only to be
+        checked.
 
-        Optional: a backend without a device-resident resume raises ``Unsupported`` (the default), and the property
-        that needs one (``gdn-resume``) skips it with that reason.
+        Optional: a backend without a device-resident resume raises ``Unsupported`` (the default), and the
+        properties that need one (``gdn-resume``, ``gdn-decoder-chain``) skip it with that reason.
         """
         raise Unsupported(self.name, "no device-resident resume by replay")
 

@@ -109,9 +109,9 @@ class CountingBackend(Backend):
         with self._counting(case, chain.calls):
             return self.inner.run_chain(case, chain)
 
-    def resume(self, case: Case, accepted: Sequence[int]) -> np.ndarray:
-        with self._counting(case, 1):
-            return self.inner.resume(case, accepted)
+    def resume(self, calls: Sequence[Case], accepted: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        with self._counting(calls[0], len(calls)):
+            return self.inner.resume(calls, accepted)
 
     @property
     def pipelines_compiled(self) -> int | None:

@@ -6,6 +6,8 @@ with the ops they apply to:
 - ``gdn-resume``: for every ``k`` up to what the requests captured, a backend's device-resident resume (a verify
   call, then ``min(k, captured)`` capsule entries replayed per request) equals the oracle's state after those
   tokens, computed by a fresh call over each prefix: the property that ties the capsule to the recurrence;
+- ``gdn-decoder-chain``: a chain of calls, each accepting none, some or all of its captured tokens, resumed by
+  replay on the device from one call to the next, against the oracle call by call;
 - ``replay-agree``: the replay's destination against the oracle: its view within tolerance, the rest unchanged;
 - ``replay-refuses-invalid``: a replay one rule away from a valid one (each view one element past its backing,
   ``kept_count`` past the capacity or 0) is refused by every backend, never answered.
@@ -26,6 +28,7 @@ from fuzz.engine.op_testing import for_op, of_limits
 from fuzz.model.case import Case
 from fuzz.model.findings import Finding, Kind, PropertyFailure
 from fuzz.model.ops import GATED_DELTA_NET, GATED_DELTA_NET_STATE_REPLAY
+from fuzz.ops.gated_delta_net.decoder_chain import chain_accepted, chain_call
 from fuzz.ops.gated_delta_net.tolerance import TensorAnswer, worst_ratio
 from fuzz.ops.state_replay.bad_inputs import invalid_replays
 from fuzz.ops.state_replay.tolerance import destination_view
@@ -120,13 +123,37 @@ def check_gdn_resume(case: Case, backends: Sequence[Backend]) -> CheckResult:
         for k in range(max(captured, default=0) + 1):
             accepted = [min(k, n) for n in captured]
             try:
-                got = b.resume(case, accepted)
+                (got,) = b.resume([case], [accepted])
             except Unsupported as err:
                 result.skipped[b.name] = err.message
                 break
             exact = TensorAnswer({"final_state": state_after(case, accepted)}, {"final_state": np.dtype(np.float32)})
             _compare("gdn-resume", case, b.name, "final_state", got, exact, result,
                      label=f"state after {accepted}")
+    return result
+
+
+def check_gdn_decoder_chain(case: Case, backends: Sequence[Backend]) -> CheckResult:
+    """A decoder's chain on the device (``Backend.resume``: verify, accept, resume by replay, verify again) equals
+    the oracle's, call by call: each resumed state against a fresh run over the accepted tokens from the state the
+    backend resumed before (the one the call read), so a wrong replay, a lost state or a stale capsule fails at
+    its call."""
+    result = CheckResult()
+    accepted = chain_accepted(case)
+    calls = [chain_call(case, i, case.inputs["initial_state"]) for i in range(len(accepted))]
+    for b in backends:
+        try:
+            states = b.resume(calls, accepted)
+        except Unsupported as err:
+            result.skipped[b.name] = err.message
+            continue
+        previous = case.inputs["initial_state"]
+        for i, got in enumerate(states):
+            exact = state_after(chain_call(case, i, previous), accepted[i])
+            answer = TensorAnswer({"final_state": exact}, {"final_state": np.dtype(np.float32)})
+            _compare("gdn-decoder-chain", case, b.name, "final_state", got, answer, result,
+                     label=f"state after call {i + 1} of {len(calls)} accepting {accepted[i]}")
+            previous = np.asarray(got)
     return result
 
 
@@ -172,6 +199,9 @@ GDN_PROPERTIES = (
              of_limits(lambda t, limits: t.cases(limits)), check_gdn_agree, ops=(GATED_DELTA_NET.name,)),
     Property("gdn-resume", "resuming by replay equals a fresh run over the accepted tokens",
              of_limits(lambda t, limits: t.resume_cases(limits)), check_gdn_resume, ops=(GATED_DELTA_NET.name,)),
+    Property("gdn-decoder-chain", "a chain of calls that accepts, rejects and resumes by replay on the device "
+             "equals the oracle's, call by call", of_limits(lambda t, limits: t.chains(limits)),
+             check_gdn_decoder_chain, ops=(GATED_DELTA_NET.name,)),
     Property("replay-agree", "the replay's destination agrees with the oracle",
              of_limits(lambda t, limits: t.cases(limits)), check_replay_agree,
              ops=(GATED_DELTA_NET_STATE_REPLAY.name,)),
@@ -179,4 +209,4 @@ GDN_PROPERTIES = (
              of_limits(lambda t, limits: t.cases(limits)), check_replay_refuses_invalid, invalid_input=True,
              ops=(GATED_DELTA_NET_STATE_REPLAY.name,)),
 )
-"""The four properties, in the engine's ``PROPERTIES`` (``fuzz.engine.properties``)."""
+"""The five properties, in the engine's ``PROPERTIES`` (``fuzz.engine.properties``)."""

@@ -65,6 +65,12 @@ class OpTesting:
     chain_cases: Strategy | None = None
     """Device-resident chains (``device-chain``), where the op has a kernel that runs them."""
 
+    def chains(self, limits: Any) -> st.SearchStrategy[Case]:
+        """The op's chain cases; ``ValueError`` for an op without them."""
+        if self.chain_cases is None:
+            raise ValueError(f"{self.op.name} has no chain cases")
+        return self.chain_cases(limits)
+
     def short_cases(self, limits: Any, packs: bool = False) -> st.SearchStrategy[Case]:
         return short_window_cases(self.cases, limits, packs)
 

@@ -19,7 +19,6 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from hypothesis import strategies as st
 
 import oracles
 from fuzz.backends import Backend, ChainCall, Crashed, Rejected, TimedOut, Unsupported
@@ -27,7 +26,7 @@ from fuzz.engine.checking import Check, CheckResult, Property, Result, failure_k
 from fuzz.engine.compare import Match
 from fuzz.engine.gdn_checks import GDN_PROPERTIES
 from fuzz.engine.hybrid_block import HYBRID_BLOCK
-from fuzz.engine.op_testing import OpTesting, of_limits
+from fuzz.engine.op_testing import of_limits
 from fuzz.engine.packing import per_slice
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain, token_spans
@@ -257,12 +256,6 @@ def check_error_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
     return c.result
 
 
-def _chain_cases(t: OpTesting, limits: Any) -> st.SearchStrategy[Case]:
-    if t.chain_cases is None:
-        raise ValueError(f"device-chain has no cases of {t.op.name}")
-    return t.chain_cases(limits)
-
-
 PROPERTIES: dict[str, Property] = {
     p.name: p for p in (
         Property("backends-agree", "every pair of backends agrees on output and every state slot",
@@ -285,7 +278,7 @@ PROPERTIES: dict[str, Property] = {
                  of_limits(lambda t, limits: t.resume_cases(limits)), check_select_resume, windowed=True),
         Property("device-chain", "a chain of calls resumed on the device (slot rebound or copied on the GPU) "
                  "equals the oracle's chain, call by call and slot by slot",
-                 of_limits(_chain_cases), check_device_chain, windowed=True),
+                 of_limits(lambda t, limits: t.chains(limits)), check_device_chain, windowed=True),
         Property("aliasing", "aliased past/present state binding gives the bits of separate buffers",
                  of_limits(lambda t, limits: t.cases(limits, aliased=True)), check_aliasing, windowed=True),
         Property("error-parity", "every backend rejects each broken rule with a message, never returns values "

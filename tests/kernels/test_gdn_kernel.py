@@ -1,7 +1,8 @@
 """The GatedDeltaNet and GatedDeltaNetStateReplay kernels against the float64 oracle, on both WebGPU implementations.
 
 Each property of ``fuzz.engine.gdn_checks`` runs on drawn cases: every output (the capsule's captured prefix among
-them), the resume by replay on the device for every accepted count, the replay's destination, and the refusal of
+them), the resume by replay on the device for every accepted count, a decoder's chain of calls resumed on the device,
+the replay's destination, and the refusal of
 replays one rule away from valid ones. Plus what a property does not draw: the aliased state binding and the
 capsule zeroed when capture is off.
 """
@@ -15,8 +16,15 @@ import pytest
 from hypothesis import given, settings
 
 from fuzz.backends import Backend
-from fuzz.engine.gdn_checks import check_gdn_agree, check_gdn_resume, check_replay_agree, check_replay_refuses_invalid
+from fuzz.engine.gdn_checks import (
+    check_gdn_agree,
+    check_gdn_decoder_chain,
+    check_gdn_resume,
+    check_replay_agree,
+    check_replay_refuses_invalid,
+)
 from fuzz.model.case import Case
+from fuzz.ops.gated_delta_net.decoder_chain import decoder_chain_cases
 from fuzz.ops.gated_delta_net.strategies import GdnLayout, GdnLimits, GdnShape, build_gdn_case, gdn_cases
 from fuzz.ops.state_replay.strategies import ReplayLimits, replay_cases
 from kernels.gated_delta_net import get_gdn_kernel, upload_inputs
@@ -52,6 +60,15 @@ def test_resuming_by_replay_equals_a_fresh_run(kernel: Backend) -> None:
         assert result.comparisons == max(case.dims().captured) + 1
 
     resumes()
+
+
+def test_a_decoder_chain_resumed_by_replay_on_the_device_equals_the_oracles(kernel: Backend) -> None:
+    @settings(max_examples=25, deadline=None)
+    @given(case=decoder_chain_cases(GdnLimits(max_d=6, max_len=8)))
+    def chains(case: Case) -> None:
+        assert check_gdn_decoder_chain(case, [kernel]).comparisons == len(case.notes["call_lens"])
+
+    chains()
 
 
 def test_the_replay_agrees_and_refuses_what_the_contract_refuses(kernel: Backend, oracle: Backend) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from fuzz.engine.op_testing import Coordinates, OpTesting
 from fuzz.model.ops import GATED_DELTA_NET
 from fuzz.ops.gated_delta_net.bad_inputs import GDN_RULES, invalid_gdn_cases
+from fuzz.ops.gated_delta_net.decoder_chain import decoder_chain_cases
 from fuzz.ops.gated_delta_net.strategies import GdnLimits, capture_cases, gdn_cases
 from fuzz.ops.gated_delta_net.tolerance import exact_gdn_answer, gdn_depth
 from oracles.gated_delta_net import GdnDims
@@ -37,4 +38,5 @@ def _depth(dims: Any, tensor: str, tokens: int | None) -> int:
 TESTING = OpTesting(
     op=GATED_DELTA_NET, limits_type=GdnLimits, cases=gdn_cases, resume_cases=capture_cases,
     invalid_cases=invalid_gdn_cases, rules=GDN_RULES, exact=exact_gdn_answer, depth=_depth, locate=_locate,
+    chain_cases=decoder_chain_cases,
 )
