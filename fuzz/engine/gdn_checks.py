@@ -9,6 +9,8 @@ with the ops they apply to:
 - ``gdn-decoder-chain``: a chain of calls, each accepting none, some or all of its captured tokens, resumed by
   replay on the device from one call to the next, against the oracle call by call;
 - ``replay-agree``: the replay's destination against the oracle: its view within tolerance, the rest unchanged;
+- ``replay-poison-invariance``: NaN in everything the replay must not read (capsule entries past ``kept_count``,
+  the backings around its views) changes not one bit of the destination;
 - ``replay-refuses-invalid``: a replay one rule away from a valid one (each view one element past its backing,
   ``kept_count`` past the capacity or 0) is refused by every backend, never answered.
 
@@ -31,7 +33,7 @@ from fuzz.model.ops import GATED_DELTA_NET, GATED_DELTA_NET_STATE_REPLAY
 from fuzz.ops.gated_delta_net.decoder_chain import chain_accepted, chain_call
 from fuzz.ops.gated_delta_net.tolerance import TensorAnswer, worst_ratio
 from fuzz.ops.state_replay.bad_inputs import invalid_replays
-from fuzz.ops.state_replay.tolerance import destination_view
+from fuzz.ops.state_replay.tolerance import destination_view, read_elements
 from oracles.gated_delta_net import gated_delta_net
 
 
@@ -176,6 +178,31 @@ def check_replay_agree(case: Case, backends: Sequence[Backend]) -> CheckResult:
     return result
 
 
+def check_replay_poison_invariance(case: Case, backends: Sequence[Backend]) -> CheckResult:
+    """NaN in every element the replay must not read (capsule entries past ``kept_count``, the backings around the
+    views, the destination outside its view) changes not one bit of the destination."""
+    result = CheckResult()
+    d = case.dims()
+    reads = read_elements(d, {name: case.inputs[name].size for name in ("source_backing", "capsule_backing")})
+    reads["destination_backing"] = destination_view(d, case.inputs["destination_backing"].size)
+    poisoned = case.with_inputs(**{name: np.where(read, case.inputs[name], np.float32(np.nan)).astype(np.float32)
+                                   for name, read in reads.items()})
+    for b in backends:
+        clean, dirty = _outputs(b, case, "replay-poison-invariance", result), \
+            _outputs(b, poisoned, "replay-poison-invariance", result)
+        if clean is None or dirty is None:
+            continue
+        view = reads["destination_backing"]
+        kept = np.array_equal(np.asarray(dirty[0], np.float64)[~view],
+                              poisoned.inputs["destination_backing"][~view].astype(np.float64), equal_nan=True)
+        if np.asarray(clean[0])[view].tobytes() != np.asarray(dirty[0])[view].tobytes() or not kept:
+            where = "the destination view" if kept else "the destination outside its view"
+            raise _fail("replay-poison-invariance", poisoned, b.name, Kind.MISMATCH, "destination:poisoned",
+                        f"NaN in what the replay must not read changed {where}")
+        result.comparisons += 1
+    return result
+
+
 def check_replay_refuses_invalid(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """Every backend refuses each replay of ``invalid_replays``: an error, never values."""
     result = CheckResult()
@@ -205,8 +232,11 @@ GDN_PROPERTIES = (
     Property("replay-agree", "the replay's destination agrees with the oracle",
              of_limits(lambda t, limits: t.cases(limits)), check_replay_agree,
              ops=(GATED_DELTA_NET_STATE_REPLAY.name,)),
+    Property("replay-poison-invariance", "NaN in capsule entries past kept_count and in the backings around the "
+             "views changes no bit of the destination", of_limits(lambda t, limits: t.cases(limits)),
+             check_replay_poison_invariance, ops=(GATED_DELTA_NET_STATE_REPLAY.name,)),
     Property("replay-refuses-invalid", "an invalid replay descriptor is refused",
              of_limits(lambda t, limits: t.cases(limits)), check_replay_refuses_invalid, invalid_input=True,
              ops=(GATED_DELTA_NET_STATE_REPLAY.name,)),
 )
-"""The five properties, in the engine's ``PROPERTIES`` (``fuzz.engine.properties``)."""
+"""The six properties, in the engine's ``PROPERTIES`` (``fuzz.engine.properties``)."""

@@ -3,7 +3,7 @@
 Each property of ``fuzz.engine.gdn_checks`` runs on drawn cases: every output (the capsule's captured prefix among
 them), the resume by replay on the device for every accepted count, a decoder's chain of calls resumed on the device,
 the replay's destination, and the refusal of
-replays one rule away from valid ones. Plus what a property does not draw: the aliased state binding and the
+replays one rule away from valid ones, and NaN where the replay must not read. Plus what a property does not draw: the aliased state binding and the
 capsule zeroed when capture is off.
 """
 
@@ -21,6 +21,7 @@ from fuzz.engine.gdn_checks import (
     check_gdn_decoder_chain,
     check_gdn_resume,
     check_replay_agree,
+    check_replay_poison_invariance,
     check_replay_refuses_invalid,
 )
 from fuzz.model.case import Case
@@ -77,6 +78,7 @@ def test_the_replay_agrees_and_refuses_what_the_contract_refuses(kernel: Backend
     def replays(case: Case) -> None:
         assert check_replay_agree(case, [oracle, kernel]).comparisons == 2
         assert check_replay_refuses_invalid(case, [oracle, kernel]).comparisons == 14
+        assert check_replay_poison_invariance(case, [oracle, kernel]).comparisons == 2
 
     replays()
 

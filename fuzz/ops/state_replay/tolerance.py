@@ -28,6 +28,18 @@ def destination_view(dims: ReplayDims, size: int) -> np.ndarray:
     return view
 
 
+def read_elements(dims: ReplayDims, sizes: dict[str, int]) -> dict[str, np.ndarray]:
+    """Which elements of each source backing (by name, of ``sizes`` elements) the replay reads: the source view,
+    and of each capsule block its first ``kept_count`` entries (the blocks are entry-major)."""
+    source = np.zeros(sizes["source_backing"], bool)
+    source[dims.source_offset:dims.source_offset + dims.state_elements] = True
+    capsule = np.zeros(sizes["capsule_backing"], bool)
+    for offset, per_entry in ((dims.decay_offset, dims.v_heads), (dims.key_offset, dims.k_heads * dims.d_k),
+                              (dims.delta_offset, dims.v_heads * dims.d_v)):
+        capsule[offset:offset + dims.kept_count * per_entry] = True
+    return {"source_backing": source, "capsule_backing": capsule}
+
+
 def exact_replay_answer(inputs: dict[str, Any], attrs: dict[str, Any]) -> TensorAnswer:
     """The float64 oracle's destination backing (remembered by content)."""
     dims = validate_replay(**inputs)
