@@ -2,9 +2,8 @@
 
 Each property of ``fuzz.engine.gdn_checks`` runs on drawn cases: every output (the capsule's captured prefix among
 them), the resume by replay on the device for every accepted count, a decoder's chain of calls resumed on the device,
-the replay's destination, and the refusal of
-replays one rule away from valid ones, and NaN where the replay must not read. Plus what a property does not draw: the aliased state binding and the
-capsule zeroed when capture is off.
+the replay's destination, NaN where the replay must not read, and the refusal of replays one rule away from valid
+ones. Plus what a property does not draw: the aliased state binding and the capsule zeroed when capture is off.
 """
 
 from __future__ import annotations
