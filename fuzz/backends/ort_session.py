@@ -276,6 +276,9 @@ class OrtBackend(Backend):
         which, ``_other_ops``)."""
         if case.op.name in OPS:
             return self.run(case)
+        if case.aliased:
+            raise Unsupported(self.name, f"{case.op.name}'s states bound as one allocation (IOBinding) are not run "
+                              "here yet")
         refused = self.dtype_refusals.get(str(case.dtype))
         if refused is not None and case.op is GATED_DELTA_NET:
             raise Unsupported(self.name, f"{case.dtype} cannot run on this device: {refused}")

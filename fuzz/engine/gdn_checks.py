@@ -8,6 +8,8 @@ with the ops they apply to:
   tokens, computed by a fresh call over each prefix: the property that ties the capsule to the recurrence;
 - ``gdn-decoder-chain``: a chain of calls, each accepting none, some or all of its captured tokens, resumed by
   replay on the device from one call to the next, against the oracle call by call;
+- ``gdn-aliasing``: ``initial_state`` and ``final_state`` bound as one allocation give the bits of separate
+  buffers;
 - ``replay-agree``: the replay's destination against the oracle: its view within tolerance, the rest unchanged;
 - ``replay-poison-invariance``: NaN in everything the replay must not read (capsule entries past ``kept_count``,
   the backings around its views) changes not one bit of the destination;
@@ -20,6 +22,7 @@ Tolerances are the op's (``fuzz/ops/gated_delta_net/tolerance.py``), on the suit
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -31,6 +34,7 @@ from fuzz.model.case import Case
 from fuzz.model.findings import Finding, Kind, PropertyFailure
 from fuzz.model.ops import GATED_DELTA_NET, GATED_DELTA_NET_STATE_REPLAY
 from fuzz.ops.gated_delta_net.decoder_chain import chain_accepted, chain_call
+from fuzz.ops.gated_delta_net.strategies import aliased_cases
 from fuzz.ops.gated_delta_net.tolerance import TensorAnswer, worst_ratio
 from fuzz.ops.state_replay.bad_inputs import invalid_replays
 from fuzz.ops.state_replay.tolerance import destination_view, read_elements
@@ -159,6 +163,28 @@ def check_gdn_decoder_chain(case: Case, backends: Sequence[Backend]) -> CheckRes
     return result
 
 
+def check_gdn_aliasing(case: Case, backends: Sequence[Backend]) -> CheckResult:
+    """``initial_state`` and ``final_state`` bound as one allocation give the bits of separate buffers, in every
+    output (the capsule's unspecified entries aside)."""
+    result = CheckResult()
+    separate = replace(case, aliased=False)
+    answer = for_op(case.op).exact(case.inputs, case.attrs)
+    for b in backends:
+        if not b.capabilities().aliasing:
+            result.skipped[b.name] = "binds initial_state and final_state apart (capabilities.aliasing is False)"
+            continue
+        one, apart = _outputs(b, case, "gdn-aliasing", result), _outputs(b, separate, "gdn-aliasing", result)
+        if one is None or apart is None:
+            continue
+        for name, x, y in zip(case.op.outputs, one, apart, strict=True):
+            specified = ~np.isnan(answer.tensors[name])
+            if np.asarray(x)[specified].tobytes() != np.asarray(y)[specified].tobytes():
+                raise _fail("gdn-aliasing", case, b.name, Kind.MISMATCH, f"{name}:aliased",
+                            f"{name} differs when initial_state and final_state are one allocation")
+            result.comparisons += 1
+    return result
+
+
 def check_replay_agree(case: Case, backends: Sequence[Backend]) -> CheckResult:
     """The replay's destination against the oracle: the view within tolerance, every other element unchanged."""
     result = CheckResult()
@@ -229,6 +255,8 @@ GDN_PROPERTIES = (
     Property("gdn-decoder-chain", "a chain of calls that accepts, rejects and resumes by replay on the device "
              "equals the oracle's, call by call", of_limits(lambda t, limits: t.chains(limits)),
              check_gdn_decoder_chain, ops=(GATED_DELTA_NET.name,)),
+    Property("gdn-aliasing", "initial_state and final_state as one allocation give the bits of separate buffers",
+             of_limits(lambda t, limits: aliased_cases(limits)), check_gdn_aliasing, ops=(GATED_DELTA_NET.name,)),
     Property("replay-agree", "the replay's destination agrees with the oracle",
              of_limits(lambda t, limits: t.cases(limits)), check_replay_agree,
              ops=(GATED_DELTA_NET_STATE_REPLAY.name,)),
@@ -239,4 +267,4 @@ GDN_PROPERTIES = (
              of_limits(lambda t, limits: t.cases(limits)), check_replay_refuses_invalid, invalid_input=True,
              ops=(GATED_DELTA_NET_STATE_REPLAY.name,)),
 )
-"""The six properties, in the engine's ``PROPERTIES`` (``fuzz.engine.properties``)."""
+"""The seven properties, in the engine's ``PROPERTIES`` (``fuzz.engine.properties``)."""

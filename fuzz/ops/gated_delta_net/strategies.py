@@ -8,7 +8,7 @@ targeted case can name one exactly. The delta rules are fed L2-normalised keys (
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -212,6 +212,15 @@ def gdn_cases(draw: st.DrawFn, limits: GdnLimits = DEFAULT_LIMITS, *, capture: b
     chosen = tuple(d for d in limits.dtypes if d in dtypes) if dtypes is not None else limits.dtypes
     layout = draw(gdn_layouts(shape, capture=capture, dtypes=chosen or limits.dtypes[:1]))
     return build_gdn_case(shape, layout, draw(st.integers(0, 2**32 - 1)))
+
+
+@st.composite
+def aliased_cases(draw: st.DrawFn, limits: GdnLimits = DEFAULT_LIMITS) -> Case:
+    """A valid case with an initial state, ``initial_state`` and ``final_state`` to be bound as one allocation (the
+    schema allows it)."""
+    shape = draw(gdn_shapes(limits))
+    layout = replace(draw(gdn_layouts(shape, dtypes=limits.dtypes)), has_initial_state=True)
+    return replace(build_gdn_case(shape, layout, draw(st.integers(0, 2**32 - 1))), aliased=True)
 
 
 def capture_cases(limits: GdnLimits) -> st.SearchStrategy[Case]:
