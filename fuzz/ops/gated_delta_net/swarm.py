@@ -1,15 +1,15 @@
 """Swarm plans of GatedDeltaNet units, and the op's share of a campaign.
 
-The properties that apply to GatedDeltaNet alone (``gdn-backends-agree``, ``gdn-resume``) take ``OWN_UNITS`` of a
-campaign's units together, and the properties that apply to every op (``error-parity``) give it ``SHARED_UNITS`` of
-theirs (``fuzz.campaign.swarm.turns``, ``unit_op``). With the replay's shares, the two ops take about 15% of the
-units: enough for hundreds of their cheap cases in a default campaign, while the windowed ops, whose kernels have
-many more forms and long tiers, keep the rest (docs/campaign.md#swarm-shares).
+The properties that apply to GatedDeltaNet alone (``gdn-backends-agree``, ``gdn-resume``, ``gdn-decoder-chain``,
+``gdn-aliasing``) take ``OWN_UNITS`` of a campaign's units together, and the properties that apply to every op
+(``error-parity``) give it ``SHARED_UNITS`` of theirs (``fuzz.campaign.swarm.turns``, ``unit_op``). With the replay's
+shares, the two ops take about 15% of the units: enough for hundreds of their cheap cases in a default campaign, while
+the windowed ops, whose kernels have many more forms and long tiers, keep the rest (docs/campaign.md#swarm-shares).
 
-A unit draws its own slice of the contract (swarm testing, ``fuzz.campaign.swarm``): a size tier (small: the
-requests and heads of the oracle's own tests; medium: requests past the largest capacity; heads: the head sizes
-models use, 64 to 128, few examples), the dtypes, and which of the two runtimes of the suite's kernels take part
-(both in ``BOTH_RUNTIMES`` of the units).
+A unit draws its own slice of the contract (swarm testing, ``fuzz.campaign.swarm``): a size tier (small: the requests
+and heads of the oracle's own tests; medium: requests past the largest capacity; heads: the head sizes models use, 64 to
+128, few examples), the dtypes, and which of the two runtimes of the suite's kernels take part (both in
+``BOTH_RUNTIMES`` of the units).
 """
 
 from __future__ import annotations

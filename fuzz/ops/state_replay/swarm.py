@@ -1,9 +1,10 @@
 """Swarm plans of GatedDeltaNetStateReplay units, and the op's share of a campaign.
 
-The replay's own properties (``replay-agree``, ``replay-refuses-invalid``) take ``OWN_UNITS`` of a campaign's
-units, ``error-parity`` gives it ``SHARED_UNITS`` of its own: half of GatedDeltaNet's, since a replay case is the
-GatedDeltaNet call it replays plus a small descriptor (docs/campaign.md#swarm-shares). Its tiers are
-GatedDeltaNet's sizes, with padding that grows with them; the kernel runtimes take part as in GatedDeltaNet's units.
+The replay's own properties (``replay-agree``, ``replay-poison-invariance``, ``replay-refuses-invalid``) take
+``OWN_UNITS`` of a campaign's units, ``error-parity`` gives it ``SHARED_UNITS`` of its own: half of GatedDeltaNet's,
+since a replay case is the GatedDeltaNet call it replays plus a small descriptor (docs/campaign.md#swarm-shares). Its
+tiers are GatedDeltaNet's sizes, with padding that grows with them; the kernel runtimes take part as in GatedDeltaNet's
+units.
 """
 
 from __future__ import annotations
