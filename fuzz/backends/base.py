@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -190,6 +191,18 @@ class Backend(ABC):
         the property that needs one skips it with that reason.
         """
         raise Unsupported(self.name, "no device-resident chain (its select-and-resume is the caller's, on the host)")
+
+    def resume(self, calls: Sequence[Case], accepted: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """A decoder's chain in the capsule design, on the device: each GatedDeltaNet call of ``calls`` runs with
+        capture, then each request's state after its first ``accepted[i][b]`` tokens is rebuilt there by replaying
+        the capsule (0: the call's initial state kept), and that state is the next call's initial state (the
+        ``initial_state`` of ``calls[1:]`` is not read). Returns the state after each call, read back only to be
+        checked.
+
+        Optional: a backend without a device-resident resume raises ``Unsupported`` (the default), and the
+        properties that need one (``gdn-resume``, ``gdn-decoder-chain``) skip it with that reason.
+        """
+        raise Unsupported(self.name, "no device-resident resume by replay")
 
     def resident_kernel(self) -> ResidentKernel | None:
         """The device-resident kernel behind this backend (``kernels.resident``), for a property that runs it

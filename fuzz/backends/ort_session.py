@@ -51,7 +51,15 @@ from fuzz.backends.onnx_model import (
 )
 from fuzz.implementation import Implementation
 from fuzz.model.case import Case
-from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION, OPS, Op
+from fuzz.model.ops import (
+    ALL_OPS,
+    CAUSAL_CONV,
+    GATED_DELTA_NET,
+    GATED_DELTA_NET_STATE_REPLAY,
+    LINEAR_ATTENTION,
+    OPS,
+    Op,
+)
 from oracles.validation import MAX_STATE_WINDOW
 
 LOG_SEVERITY_ERROR = 3
@@ -115,9 +123,25 @@ def import_ort() -> Any:
 
 def probe_case(state_window: int = 0, dtype: type = np.float32, op: Op = LINEAR_ATTENTION) -> Case:
     """The smallest valid case of ``op``: LinearAttention with one token, one head, ``d_k = d_v = 4`` and the
-    linear rule; CausalConvWithState with one token, four channels and a kernel of 4."""
+    linear rule; CausalConvWithState with one token, four channels and a kernel of 4; GatedDeltaNet with one token
+    of one head, ``d_k = d_v = 4``, the gated delta rule and a capsule of one entry; its replay of that entry."""
     rng = np.random.default_rng(0)
     attrs: dict[str, Any] = {"state_window": state_window} if state_window else {}
+    if op is GATED_DELTA_NET:
+        key = rng.standard_normal((1, 1, 4))
+        call: dict[str, np.ndarray] = {
+            "query": rng.standard_normal((1, 1, 4)).astype(dtype), "key": (key / np.linalg.norm(key)).astype(dtype),
+            "value": rng.standard_normal((1, 1, 4)).astype(dtype), "decay": np.full((1, 1), -0.5, np.float32),
+            "beta": np.full((1, 1), 0.5, np.float32), "initial_state": np.zeros((1, 1, 4, 4), np.float32),
+            "capture_count": np.ones(1, np.int32)}
+        return Case(inputs=call, attrs={"state_update_capacity": 1}, op=op)
+    if op is GATED_DELTA_NET_STATE_REPLAY:  # a 4 x 4 state, one entry: decay, key (4), delta (4)
+        replay: dict[str, np.ndarray] = {
+            "source_backing": rng.standard_normal(16).astype(np.float32),
+            "capsule_backing": rng.standard_normal(9).astype(np.float32),
+            "destination_backing": np.zeros(16, np.float32),
+            "metadata": np.array([0, 0, 0, 1, 5, 1, 4, 4, 1, 1, 1], np.int64)}
+        return Case(inputs=replay, attrs={}, op=op)
     if op is CAUSAL_CONV:
         inputs: dict[str, np.ndarray] = {"input": rng.standard_normal((1, 4, 1)).astype(dtype),
                   "weight": rng.standard_normal((4, 1, 4)).astype(dtype)}
@@ -245,6 +269,24 @@ class OrtBackend(Backend):
                 raise
             return self._run_by_prefix(case)
         return self._execute(session, case)
+
+    def run_outputs(self, case: Case) -> tuple[np.ndarray, ...]:
+        """Every output of the case's op: ``run`` for the windowed ops; one session run naming every output for
+        the ops without a window (GatedDeltaNet, its replay), wherever the build registers them (the probe says
+        which, ``_other_ops``)."""
+        if case.op.name in OPS:
+            return self.run(case)
+        if case.aliased:
+            raise Unsupported(self.name, f"{case.op.name}'s states bound as one allocation (IOBinding) are not run "
+                              "here yet")
+        refused = self.dtype_refusals.get(str(case.dtype))
+        if refused is not None and case.op is GATED_DELTA_NET:
+            raise Unsupported(self.name, f"{case.dtype} cannot run on this device: {refused}")
+        session = self.session(case)
+        try:
+            return tuple(np.asarray(x) for x in session.run(list(case.op.outputs), dict(case.inputs)))
+        except Exception as err:
+            raise self._run_error(err) from err
 
     def close(self) -> None:
         self._sessions.clear()
@@ -507,14 +549,15 @@ class OrtBackend(Backend):
         )
 
     def _other_ops(self, notes: list[str]) -> list[str]:
-        """The ops besides LinearAttention whose minimal ``W = 0`` float32 call runs on the EP here (an ORT
-        older than the op refuses the model); a note says why one does not."""
+        """The ops besides LinearAttention whose minimal float32 call runs on the EP here (an ORT older than the
+        op, or a build without its kernel, refuses the model); a note says why one does not: an availability
+        note, not a finding."""
         found = []
-        for op in OPS.values():
+        for op in ALL_OPS.values():
             if op is LINEAR_ATTENTION:
                 continue
             try:
-                self._execute(self.session(probe_case(op=op)), probe_case(op=op))
+                self.run_outputs(probe_case(op=op))
             except BackendError as err:
                 notes.append(f"{op.name} not run here: {err.message.splitlines()[0]}")
             else:

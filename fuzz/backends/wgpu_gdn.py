@@ -16,7 +16,7 @@ from fuzz.backends.kernel_backend import chosen_adapter, kernel_outcomes
 from fuzz.implementation import Implementation
 from fuzz.model.case import Case
 from fuzz.model.ops import GATED_DELTA_NET, GATED_DELTA_NET_STATE_REPLAY
-from kernels.device import DeviceUnavailable, GpuDevice, get_device
+from kernels.device import DeviceTensor, DeviceUnavailable, GpuDevice, get_device
 from kernels.gated_delta_net import gated_delta_net, get_gdn_kernel, upload_inputs
 from kernels.state_replay import state_replay
 
@@ -57,21 +57,33 @@ class _GdnKernelBackend(Backend):
                 return (state_replay(**case.kwargs(), implementation=self.webgpu, adapter=self.adapter),)
         raise Unsupported(self.name, f"runs GatedDeltaNet and its replay only, not {case.op.name}")
 
-    def resume(self, case: Case, accepted: Sequence[int]) -> np.ndarray:
-        """Run the GatedDeltaNet ``case`` on the device, then rebuild each request's state after ``accepted[b]``
-        tokens there by replay (``GatedDeltaNetKernel.accept``); returns those states, the only readback."""
+    def resume(self, calls: Sequence[Case], accepted: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """Each call run on the device, then each request's state after its accepted tokens rebuilt there by
+        replay (``GatedDeltaNetKernel.accept``) and bound as the next call's initial state; the resumed states are
+        read back after the chain, only to be checked."""
         kernel = get_gdn_kernel(self.device)
+        owned: dict[int, DeviceTensor] = {}
+        resumed: list[DeviceTensor] = []
         with kernel_outcomes(self.name):
-            inputs = upload_inputs(self.device, dict(case.inputs))
-            call = kernel.prepare(**inputs, **case.attrs)
-            into = self.device.tensor(call.dims.state_shape, np.float32, "resumed")
             try:
-                call.dispatch()
-                kernel.accept(call, accepted, into)
-                return self.device.download(into)
+                for index, (case, kept) in enumerate(zip(calls, accepted, strict=True)):
+                    arrays: dict[str, np.ndarray | None] = {n: x for n, x in case.inputs.items()
+                                                            if not (index and n == "initial_state")}
+                    inputs = upload_inputs(self.device, arrays)
+                    if resumed:
+                        inputs["initial_state"] = resumed[-1]
+                    call = kernel.prepare(**inputs, **case.attrs)
+                    owned.update((id(t), t) for t in call.tensors.values())
+                    into = self.device.tensor(call.dims.state_shape, np.float32, f"resumed {index}")
+                    resumed.append(into)
+                    try:
+                        call.dispatch()
+                        kernel.accept(call, kept, into)
+                    finally:
+                        call.release()
+                return [self.device.download(state) for state in resumed]
             finally:
-                call.release()
-                for tensor in {id(t): t for t in (*call.tensors.values(), into)}.values():
+                for tensor in {**owned, **{id(t): t for t in resumed}}.values():
                     tensor.release()
 
 

@@ -55,6 +55,7 @@ from fuzz.campaign.progress import Progress
 from fuzz.campaign.shard import Shard, WorkUnit, work_units
 from fuzz.campaign.steering import Steering
 from fuzz.campaign.summary import NATIVE_LOG, Summary
+from fuzz.campaign.swarm import turns
 from fuzz.campaign.unit import OnSaved, UnitResult, UnitStopped, error_line
 from fuzz.campaign.worker import (
     STOP_SIGNALS,
@@ -371,7 +372,8 @@ class Campaign:
         return time.time() >= self.stop_time
 
     def _units(self) -> Iterator[WorkUnit]:
-        units = self.steering.units(work_units(self.config.properties, self.config.seed, self.config.shard))
+        units = self.steering.units(work_units(self.config.properties, self.config.seed, self.config.shard,
+                                                 turns(self.config.properties, self.config.ops)))
         planned = self.config.planned_units()
         for count, unit in enumerate(units):
             if (planned is not None and count >= planned) or self._out_of_budget():

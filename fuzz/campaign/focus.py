@@ -16,9 +16,10 @@ from pathlib import Path
 
 from fuzz.backends.registry import REGISTRY, WORKER_BUILDS
 from fuzz.engine.properties import resolve_property
-from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION, OPS
+from fuzz.model.ops import ALL_OPS, CAUSAL_CONV, GATED_DELTA_NET, GATED_DELTA_NET_STATE_REPLAY, LINEAR_ATTENTION
 
 LA, CONV = LINEAR_ATTENTION.name, CAUSAL_CONV.name
+GDN, REPLAY = GATED_DELTA_NET.name, GATED_DELTA_NET_STATE_REPLAY.name
 
 SWIFTSHADER = ("wgpu-swiftshader", "wgpu-conv-swiftshader")
 """The kernels on SwiftShader's Vulkan, in a worker process each (``fuzz.backends.wgpu_swiftshader``)."""
@@ -26,6 +27,7 @@ BROWSER = ("wgpu-browser", "wgpu-conv-browser")
 """The kernels in headless Chromium's WebGPU, in a worker process each (``fuzz.backends.wgpu_browser``)."""
 LA_KERNELS = ("wgpu", "wgpu-dawn", "wgpu-chunked", "wgpu-wide", "wgpu-specialised", SWIFTSHADER[0], BROWSER[0])
 CONV_KERNELS = ("wgpu-conv", "wgpu-conv-dawn", SWIFTSHADER[1], BROWSER[1])
+GDN_KERNELS = ("wgpu-gdn", "wgpu-gdn-dawn")
 KERNELS = (*LA_KERNELS, *CONV_KERNELS)
 ORT_IN_PROCESS = ("ort-cpu", "ort-webgpu", "ort-cuda")
 ORT_REMOTE = WORKER_BUILDS
@@ -83,10 +85,11 @@ SERVES: tuple[tuple[tuple[str, ...], Serves], ...] = (
     (("kernels/resident.py",), Serves(KERNELS, (LA, CONV), ("device-chain", "hybrid-block", *WINDOW_PROPERTIES))),
     (("kernels/device.py", "kernels/options.py", "kernels/__init__.py"), Serves(KERNELS, (LA, CONV))),
     (("kernels/timing.py",), Serves()),  # the benchmark's GPU timestamps
-    # GatedDeltaNet and its replay: no campaign draws their cases yet
-    (("oracles/gated_delta_net/*", "kernels/gated_delta_net*", "kernels/state_replay*",
-      "kernels/passes.py", "fuzz/backends/wgpu_gdn.py"),
-     Serves()),
+    (("oracles/gated_delta_net/replay.py", "oracles/gated_delta_net/capsule.py"), Serves((), (GDN, REPLAY))),
+    (("oracles/gated_delta_net/*",), Serves((), (GDN,))),
+    (("kernels/gated_delta_net*", "kernels/passes.py"), Serves(GDN_KERNELS, (GDN,))),
+    (("kernels/state_replay*",), Serves(GDN_KERNELS, (GDN, REPLAY))),
+    (("fuzz/backends/wgpu_gdn.py",), Serves(GDN_KERNELS, (GDN, REPLAY))),
     (("oracles/recurrence.py", "oracles/prefix.py", "oracles/validation.py"), Serves((), (LA,))),
     (("oracles/causal_conv/*",), Serves((), (CONV,))),
     (("oracles/block.py",), Serves((), (CONV,), ("hybrid-block",))),
@@ -203,14 +206,15 @@ def parse_focus(text: str, properties: Sequence[str]) -> Focus:
     ones that are none of these. It is ``long`` where a file the table says changes along the sequence serves one
     of the backends."""
     names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in REGISTRY and n not in OPS and n not in properties]
+    unknown = [n for n in names if n not in REGISTRY and n not in ALL_OPS and n not in properties]
     if unknown or not names:
         raise ValueError(f"--focus: unknown name(s) {', '.join(unknown) or repr(text)}; give backends "
-                         f"({', '.join(REGISTRY)}), ops ({', '.join(OPS)}) or properties ({', '.join(properties)}), "
+                         f"({', '.join(REGISTRY)}), ops ({', '.join(ALL_OPS)}) or properties "
+                         f"({', '.join(properties)}), "
                          "comma-separated, or none")
     backends = tuple(n for n in names if n in REGISTRY)
     long = any(serves.long and set(serves.backends) & set(backends) for _, serves in SERVES)
-    return Focus(backends, tuple(n for n in names if n in OPS),
+    return Focus(backends, tuple(n for n in names if n in ALL_OPS),
                  tuple(n for n in names if n in properties and n not in REGISTRY), long=long)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import itertools
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -143,12 +144,21 @@ class WorkUnit:
         return f"{self.property}#{self.number}"
 
 
-def work_units(properties: Sequence[str], campaign_seed: int, shard: Shard) -> Iterator[WorkUnit]:
-    """This shard's units, in order, forever (the caller stops at its budget)."""
+def takes_turn(share: float, number: int) -> bool:
+    """Whether a property that takes ``share`` of the turns takes round ``number``'s: evenly spread, round 0 first."""
+    return math.ceil(number * share) < math.ceil((number + 1) * share)
+
+
+def work_units(properties: Sequence[str], campaign_seed: int, shard: Shard,
+               turns: Mapping[str, float] | None = None) -> Iterator[WorkUnit]:
+    """This shard's units, in order, forever (the caller stops at its budget); a property named in ``turns`` takes
+    that share of the rounds (``fuzz.campaign.swarm.turns``), every other one each round."""
     if not properties:
         raise ValueError("a campaign needs at least one property")
     for number in itertools.count():
         for name in properties:
+            if turns is not None and not takes_turn(turns.get(name, 1.0), number):
+                continue
             key = f"{name}#{number}"
             if shard.owns(key):
                 yield WorkUnit(name, number, _digest(f"{campaign_seed}:{key}"))

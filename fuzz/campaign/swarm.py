@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
 from fuzz.engine.op_testing import OpLimits
+from fuzz.engine.properties import resolve_property
 from fuzz.model.case import Case
 from fuzz.model.ops import Op
 from fuzz.ops import registry
@@ -226,6 +227,9 @@ class OpSwarm:
     """Whether the ORT builds check a valid case of the op (``takes_part``)."""
     form_of_backend: Mapping[str, str] = field(default_factory=dict)
     """The form of the op's kernel each of its kernel backends runs, where its kernel has several."""
+    own_units: float | None = None
+    """Where set, the share of a campaign's units that the properties applying to this op alone take together
+    (``turns``); None: each such property takes every turn of the round-robin, as every other property does."""
 
 
 def swarm_of(op: Op | str) -> OpSwarm:
@@ -251,6 +255,28 @@ def unit_op(seed: int, ops: tuple[str, ...]) -> str:
             if draw < edge:
                 return name
     return next((name for name in chosen if swarm_of(name).share is None), chosen[0])
+
+
+def turns(properties: Sequence[str], ops: Sequence[str]) -> dict[str, float]:
+    """The share of the round-robin's rounds in which each property takes its turn (``fuzz.campaign.shard``).
+
+    A property whose only op among ``ops`` has ``own_units`` takes part of the turns, so that the properties of
+    that op together take ``own_units`` of the campaign's units; every other property takes every turn. A campaign
+    of such properties alone takes every turn of each."""
+    own: dict[str, list[str]] = {}
+    for name in properties:
+        applies = [op for op in ops if resolve_property(name).applies_to(op)]
+        if len(applies) == 1 and swarm_of(applies[0]).own_units is not None:
+            own.setdefault(applies[0], []).append(name)
+    shared = len(properties) - sum(map(len, own.values()))
+    shares = {op: float(swarm_of(op).own_units or 0.0) for op in own}
+    result = dict.fromkeys(properties, 1.0)
+    if shared == 0:
+        return result
+    per_round = shared / (1.0 - sum(shares.values()))
+    for op, names in own.items():
+        result.update(dict.fromkeys(names, min(1.0, shares[op] * per_round / len(names))))
+    return result
 
 
 def op_share(op: str, ops: tuple[str, ...]) -> float:

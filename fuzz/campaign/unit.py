@@ -101,9 +101,17 @@ class CountingBackend(Backend):
         with self._counting(case, 1):
             return self.inner.run(case)
 
+    def run_outputs(self, case: Case) -> tuple[np.ndarray, ...]:
+        with self._counting(case, 1):
+            return self.inner.run_outputs(case)
+
     def run_chain(self, case: Case, chain: Chain) -> list[ChainCall]:
         with self._counting(case, chain.calls):
             return self.inner.run_chain(case, chain)
+
+    def resume(self, calls: Sequence[Case], accepted: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        with self._counting(calls[0], len(calls)):
+            return self.inner.resume(calls, accepted)
 
     @property
     def pipelines_compiled(self) -> int | None:

@@ -107,12 +107,13 @@ def _campaign_ops(requested: str | None, described: dict[str, dict[str, Any]]) -
     """``--ops`` (default: every op), less the ops fewer than two of the campaign's backends run (the oracle among
     them), each with a line on stderr; where no op has two, every op one of them runs (the oracle alone checks
     its window against its own prefix formulation)."""
-    from fuzz.model.ops import OPS
+    from fuzz.ops.registry import op_names
 
-    ops = listed(requested, list(OPS))
-    unknown = [op for op in ops if op not in OPS]
+    known = op_names()
+    ops = listed(requested, list(known))
+    unknown = [op for op in ops if op not in known]
     if unknown:
-        raise UsageError(f"--ops: unknown op(s) {', '.join(unknown)}; known: {', '.join(OPS)}")
+        raise UsageError(f"--ops: unknown op(s) {', '.join(unknown)}; known: {', '.join(known)}")
     runners = {op: [name for name, caps in described.items() if op in caps.get("ops", ())] for op in ops}
     compared = [op for op in ops if len(runners[op]) >= 2]
     for op in ops:

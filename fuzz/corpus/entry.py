@@ -42,15 +42,11 @@ from typing import Any
 import numpy as np
 
 from fuzz import atomic
-from fuzz.engine.gdn_checks import GDN_PROPERTIES
 from fuzz.engine.properties import PROPERTIES
 from fuzz.model.case import Case
 from fuzz.model.findings import Finding, Kind, KnownMark
 from fuzz.model.ops import ALL_OPS
 from oracles.validation import ValidationError
-
-KNOWN_PROPERTIES = {**PROPERTIES, **{p.name: p for p in GDN_PROPERTIES}}
-"""The properties an entry may name: the campaign's, and GatedDeltaNet's and its replay's."""
 
 FORMAT = "lafuzz-corpus/1"
 INLINE_LIMIT = 64
@@ -203,9 +199,9 @@ def _check_document(document: Any) -> dict[str, Any]:
     if document.get("format") != FORMAT:
         raise _Problem(f"{DOCUMENT_KEY}: format {document.get('format')!r}, expected {FORMAT!r}")
     _plain_name(document, "id")
-    if _plain_name(document, "property") not in KNOWN_PROPERTIES:  # never ``module:attribute``: data imports no code
+    if _plain_name(document, "property") not in PROPERTIES:  # never ``module:attribute``: data imports no code
         raise _Problem(f"{DOCUMENT_KEY}: unknown property {document['property']!r}; known: "
-                       f"{', '.join(KNOWN_PROPERTIES)}")
+                       f"{', '.join(PROPERTIES)}")
     backends = _field(document, "backends", list)
     if not backends or not all(isinstance(b, str) and b for b in backends):
         raise _Problem(f"{DOCUMENT_KEY}: field 'backends' must list one or more backend names")
@@ -334,7 +330,7 @@ def _checked_values(entry: Entry) -> Entry:
     that takes only valid cases, and finite values everywhere but in poisoned past slots (the only place
     the contract lets NaN and Inf be)."""
     case = entry.finding.case
-    if not KNOWN_PROPERTIES[entry.finding.property].invalid_input:
+    if not PROPERTIES[entry.finding.property].invalid_input:
         try:
             case.dims()
         except ValidationError as err:

@@ -44,7 +44,8 @@ class Property:
     """A named correctness property: the cases it needs and the check every backend must pass.
 
     ``strategy(limits)`` draws the cases of the op whose limits it is given (its ``OpTesting.limits_type``,
-    ``fuzz.engine.op_testing.for_limits``); ``ops`` names the ops it applies to (None: every op).
+    ``fuzz.engine.op_testing.for_limits``); ``ops`` names the ops it applies to (None: every op, or every op with a
+    window of states where ``windowed``).
     """
 
     name: str
@@ -55,12 +56,17 @@ class Property:
     """Feeds input that breaks the contract: the input that kills native code, so backends that
     declare ``crash_prone`` run it in a crash-isolated worker (``fuzz.backends.create(isolate=True)``)."""
     ops: tuple[str, ...] | None = None
+    windowed: bool = False
+    """Whether the property checks the window of states, and so applies only to the ops that keep one
+    (``fuzz.model.ops.Op.windowed``)."""
     backend_ops: tuple[str, ...] | None = None
     """The ops a backend must run (one of them) to take part in a case: None, the case's op; a property whose
     check runs more than one op (the hybrid block) names them."""
 
     def applies_to(self, op: str) -> bool:
         """Whether the property has cases of ``op`` (an op name)."""
+        if self.windowed and not for_op(op).op.windowed:
+            return False
         return self.ops is None or op in self.ops
 
     def takes_part(self, backend: Backend, op: str) -> bool:

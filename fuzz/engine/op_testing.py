@@ -65,6 +65,12 @@ class OpTesting:
     chain_cases: Strategy | None = None
     """Device-resident chains (``device-chain``), where the op has a kernel that runs them."""
 
+    def chains(self, limits: Any) -> st.SearchStrategy[Case]:
+        """The op's chain cases; ``ValueError`` for an op without them."""
+        if self.chain_cases is None:
+            raise ValueError(f"{self.op.name} has no chain cases")
+        return self.chain_cases(limits)
+
     def short_cases(self, limits: Any, packs: bool = False) -> st.SearchStrategy[Case]:
         return short_window_cases(self.cases, limits, packs)
 
@@ -89,6 +95,11 @@ def for_limits(limits: Any) -> OpTesting:
         if isinstance(limits, candidate.limits_type):
             return candidate
     raise TypeError(f"no op has limits of type {type(limits).__name__}")
+
+
+def of_limits(strategy: Callable[[OpTesting, Any], st.SearchStrategy[Case]]) -> Strategy:
+    """A property's strategy: ``strategy(op testing, limits)`` for the op whose limits a unit draws from."""
+    return lambda limits: strategy(for_limits(limits), limits)
 
 
 def exact_for(case: Case) -> Any:

@@ -14,19 +14,19 @@ from __future__ import annotations
 import functools
 import importlib
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from hypothesis import strategies as st
 
 import oracles
 from fuzz.backends import Backend, ChainCall, Crashed, Rejected, TimedOut, Unsupported
 from fuzz.engine.checking import Check, CheckResult, Property, Result, failure_kind
 from fuzz.engine.compare import Match
+from fuzz.engine.gdn_checks import GDN_PROPERTIES
 from fuzz.engine.hybrid_block import HYBRID_BLOCK
-from fuzz.engine.op_testing import OpTesting, for_limits
+from fuzz.engine.op_testing import of_limits
 from fuzz.engine.packing import per_slice
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain, token_spans
@@ -235,7 +235,7 @@ def check_error_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
         if not c.runs_op(b):
             continue
         try:
-            result = b.run(case)
+            result = b.run_outputs(case)
         except Rejected as err:
             if not err.message.strip():
                 raise c.fail(Kind.UNCLEAR_ERROR, (b.name,), rule, "rejected with an empty message") from err
@@ -245,8 +245,8 @@ def check_error_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
         except (Crashed, TimedOut) as err:
             raise c.fail(failure_kind(err), (b.name,), rule, f"on input breaking {rule!r}: {err.message}") from err
         else:
-            result = (np.asarray(result[0]), np.asarray(result[1]))
-            if not (rule in PASS_THROUGH_RULES and _passes_through(case, result)):
+            if not (rule in PASS_THROUGH_RULES and _passes_through(case, (np.asarray(result[0]),
+                                                                          np.asarray(result[1])))):
                 accepted.append(b.name)
         c.result.comparisons += 1
     if accepted:
@@ -256,45 +256,36 @@ def check_error_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
     return c.result
 
 
-def _chain_cases(t: OpTesting, limits: Any) -> st.SearchStrategy[Case]:
-    if t.chain_cases is None:
-        raise ValueError(f"device-chain has no cases of {t.op.name}")
-    return t.chain_cases(limits)
-
-
-def _of_limits(strategy: Callable[[OpTesting, Any], st.SearchStrategy[Case]]
-               ) -> Callable[[Any], st.SearchStrategy[Case]]:
-    """A property's strategy: ``strategy(op testing, limits)`` for the op whose limits a unit draws from."""
-    return lambda limits: strategy(for_limits(limits), limits)
-
-
 PROPERTIES: dict[str, Property] = {
     p.name: p for p in (
         Property("backends-agree", "every pair of backends agrees on output and every state slot",
-                 _of_limits(lambda t, limits: t.cases(limits, packs=True)), per_slice(check_backends_agree)),
+                 of_limits(lambda t, limits: t.cases(limits, packs=True)), per_slice(check_backends_agree),
+                 windowed=True),
         Property("output-parity", "output at W > 0 equals output at W = 0 on each backend",
-                 _of_limits(lambda t, limits: t.cases(limits, min_window=1, packs=True)),
-                 per_slice(check_output_parity)),
+                 of_limits(lambda t, limits: t.cases(limits, min_window=1, packs=True)),
+                 per_slice(check_output_parity), windowed=True),
         Property("prefix-oracle", "every slot equals a separately evaluated prefix (W = 0 oracle runs)",
-                 _of_limits(lambda t, limits: t.cases(limits, min_window=1, packs=True)),
-                 per_slice(check_prefix_oracle)),
+                 of_limits(lambda t, limits: t.cases(limits, min_window=1, packs=True)),
+                 per_slice(check_prefix_oracle), windowed=True),
         Property("poison-invariance", "NaN/Inf/huge/garbage in past slots 0..W-2 changes no output bit",
-                 _of_limits(lambda t, limits: t.poisoned_cases(limits, packs=True)),
-                 per_slice(check_poison_invariance)),
+                 of_limits(lambda t, limits: t.poisoned_cases(limits, packs=True)),
+                 per_slice(check_poison_invariance), windowed=True),
         Property("leading-zeros", "with T < W the leading W - T slots are exactly zero",
-                 _of_limits(lambda t, limits: t.short_cases(limits, packs=True)), per_slice(check_leading_zeros)),
+                 of_limits(lambda t, limits: t.short_cases(limits, packs=True)), per_slice(check_leading_zeros),
+                 windowed=True),
         Property("select-resume", "resuming from a selected slot equals a fresh run over the accepted prefix; "
                  "a zero-token acceptance keeps the original past state",
-                 _of_limits(lambda t, limits: t.resume_cases(limits)), check_select_resume),
+                 of_limits(lambda t, limits: t.resume_cases(limits)), check_select_resume, windowed=True),
         Property("device-chain", "a chain of calls resumed on the device (slot rebound or copied on the GPU) "
                  "equals the oracle's chain, call by call and slot by slot",
-                 _of_limits(_chain_cases), check_device_chain),
+                 of_limits(lambda t, limits: t.chains(limits)), check_device_chain, windowed=True),
         Property("aliasing", "aliased past/present state binding gives the bits of separate buffers",
-                 _of_limits(lambda t, limits: t.cases(limits, aliased=True)), check_aliasing),
+                 of_limits(lambda t, limits: t.cases(limits, aliased=True)), check_aliasing, windowed=True),
         Property("error-parity", "every backend rejects each broken rule with a message, never returns values "
-                 "or crashes", _of_limits(lambda t, limits: t.invalid_cases(limits)), check_error_parity,
+                 "or crashes", of_limits(lambda t, limits: t.invalid_cases(limits)), check_error_parity,
                  invalid_input=True),
         HYBRID_BLOCK,
+        *GDN_PROPERTIES,
     )
 }
 """Every property, in a fixed order."""

@@ -91,6 +91,12 @@ def plan(entry: Entry) -> ReproPlan:
     eps = ort_backends(entry)
     if not eps:
         raise ExportError(f"{entry.id}: no ONNX Runtime backend among {', '.join(finding.backends)}")
+    if not finding.case.op.windowed:
+        raise ExportError(
+            f"{entry.id}: repro.py reproduces a call of the ops with a window of states (LinearAttention, "
+            f"CausalConvWithState); an upstream report of {finding.case.op.name} is not written yet: "
+            f"`lafuzz repro {entry.id}` re-checks the entry"
+        )
     if finding.property not in (*SINGLE_CALL_PROPERTIES, ALIASING):
         raise ExportError(
             f"{entry.id}: property {finding.property!r} compares several calls; repro.py checks one "

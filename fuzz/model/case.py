@@ -55,7 +55,8 @@ class Case:
 
     @property
     def state_window(self) -> int:
-        return int(self.attr("state_window"))
+        """``W``; 0 for an op without a window of states."""
+        return int(self.attr("state_window")) if self.op.windowed else 0
 
     @property
     def dtype(self) -> np.dtype:

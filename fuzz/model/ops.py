@@ -4,11 +4,11 @@ An ``Op`` says everything about an operator that does not depend on how it is te
 domain, its inputs (which are required, which run along the sequence), its attributes and their schema
 defaults, its validation and float64 oracle (``oracles``), the second formulation of its window (each
 slot from a ``W = 0`` prefix run), where its sequence axis is, and the op's part of a case's one-line
-summary. The two ops a campaign fuzzes (``OPS``) have the same windowed state: ``past_state``/``present_state``,
+summary. The two windowed ops (``OPS``) have the same windowed state: ``past_state``/``present_state``,
 the window attribute ``state_window`` and the window axis first. GatedDeltaNet and GatedDeltaNetStateReplay
 (``ALL_OPS``) roll back by replaying a capsule instead: they have no window, and their outputs are three and one
 (``Op.outputs``, all of which ``oracle`` returns). How an op is *tested* (its strategies, tolerances, bad
-inputs) sits one layer up, in ``fuzz.engine.op_testing`` (``fuzz.engine.gdn_checks`` for the other two).
+inputs) sits one layer up, in each op's package (``fuzz/ops/<op>/``).
 
 An ``Op`` pickles by name (``op_named``), so a case crosses into a worker process as a reference.
 """
@@ -75,6 +75,8 @@ class Op:
     shared_inputs: tuple[str, ...] = ()
     """Inputs without a batch axis, which every batch entry of a call reads (the others have the batch axis first,
     after the window axis of a windowed state)."""
+    windowed: bool = True
+    """Whether the op keeps a window of states (``state_window``): the window's properties apply to it only then."""
 
     @property
     def lead_input(self) -> str:
@@ -210,6 +212,7 @@ GATED_DELTA_NET = Op(
     sequence_axis=lambda attrs: 0,  # the token axis N (a rank-4 spelling's (B, S) pair starts there too)
     describe=_gdn_describe,
     outputs=("output", "final_state", "state_update"),
+    windowed=False,
     state_input="initial_state",
     state_output="final_state",
     fixed_types={**dict.fromkeys(("decay", "beta", "initial_state", "a_log", "dt_bias", "final_state", "state_update"),
@@ -254,6 +257,7 @@ GATED_DELTA_NET_STATE_REPLAY = Op(
     sequence_axis=lambda attrs: 0,
     describe=_replay_describe,
     outputs=("destination_out",),
+    windowed=False,
     state_input="source_backing",
     state_output="destination_out",
     fixed_types={"metadata": "int64"},
@@ -263,11 +267,10 @@ GATED_DELTA_NET_STATE_REPLAY = Op(
 )
 
 OPS: dict[str, Op] = {op.name: op for op in (LINEAR_ATTENTION, CAUSAL_CONV)}
-"""The ops a campaign fuzzes and the ORT backends probe, by ONNX name."""
+"""The ops with a window of states (``state_window``), by ONNX name: the window's properties apply to these."""
 
 ALL_OPS: dict[str, Op] = {**OPS, **{op.name: op for op in (GATED_DELTA_NET, GATED_DELTA_NET_STATE_REPLAY)}}
-"""Every op a case can describe, save and replay: ``OPS`` and GatedDeltaNet with its replay, which their own tests,
-the oracle and the kernels check (no campaign strategies draw them yet)."""
+"""Every op, by ONNX name: ``OPS`` and GatedDeltaNet with its replay, which roll back by replay instead."""
 
 
 def op_named(name: str) -> Op:

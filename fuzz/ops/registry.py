@@ -22,6 +22,8 @@ from fuzz.model.ops import Op
 PACKAGES: tuple[str, ...] = (
     "fuzz.ops.linear_attention",
     "fuzz.ops.causal_conv",
+    "fuzz.ops.gated_delta_net",
+    "fuzz.ops.state_replay",
 )
 """Every op's package, in the order campaigns, tables and reports list the ops."""
 

@@ -10,6 +10,9 @@ from support.ort_cases import fixed_case
 from fuzz.backends import Crashed, Rejected, Unsupported, create
 from fuzz.backends.ort_session import WindowUnsupported
 from fuzz.engine.compare import assert_agrees_with_oracle, assert_results_agree
+from fuzz.engine.gdn_checks import check_gdn_agree
+from fuzz.model.ops import GATED_DELTA_NET, GATED_DELTA_NET_STATE_REPLAY
+from fuzz.ops.gated_delta_net.strategies import GdnLayout, GdnShape, build_gdn_case
 from oracles.validation import UPDATE_RULES
 
 WINDOW_REFUSALS = {
@@ -38,6 +41,18 @@ def test_probe_reports_todays_w_refusal(ort):
     caps = ort.capabilities()
     assert caps.window == "prefix"
     assert WINDOW_REFUSALS[ort.name] in ort.window_probe_message
+
+
+def test_ops_a_build_does_not_register_are_availability_notes_not_findings(ort):
+    """1.31.1's CPU EP and the WebGPU plugin 0.4.0 have no GatedDeltaNet kernel, and 1.31.1 no replay schema: the
+    probe leaves both ops out of the build's ops with a note, so a property of theirs skips the build."""
+    caps = ort.capabilities()
+    for op in (GATED_DELTA_NET.name, GATED_DELTA_NET_STATE_REPLAY.name):
+        assert op not in caps.ops
+        assert any(note.startswith(f"{op} not run here: ") for note in caps.notes), caps.notes
+    case = build_gdn_case(GdnShape(lengths=(2,), ragged=False, q_heads=1, group=1, d_k=4, d_v=4), GdnLayout(), 3)
+    result = check_gdn_agree(case, [ort])
+    assert result.comparisons == 0 and ort.name in result.skipped
     assert any(WINDOW_REFUSALS[ort.name] in note for note in caps.notes)
     assert set(caps.dtypes) == {"float32", "float16"} and caps.aliasing
 

@@ -9,9 +9,10 @@ import pytest
 
 from fuzz.backends.onnx_model import build_model
 from fuzz.corpus.entry import Entry, read_entry, write_entry
-from fuzz.engine.gdn_strategies import GdnLayout, GdnShape, build_gdn_case, build_replay_case
 from fuzz.model.case import Case
 from fuzz.model.findings import Finding, Kind
+from fuzz.ops.gated_delta_net.strategies import GdnLayout, GdnShape, build_gdn_case
+from fuzz.ops.state_replay.strategies import build_replay_case
 
 GDN = build_gdn_case(GdnShape(lengths=(3, 2), ragged=True, q_heads=2, group=2, d_k=3, d_v=2),
                      GdnLayout(capacity=2, capture_counts=(2, 5), gate_activation="qwen", beta_activation="sigmoid"),

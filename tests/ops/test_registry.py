@@ -17,7 +17,7 @@ from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.worker import plan_for
 from fuzz.engine.op_testing import for_limits, for_op
 from fuzz.engine.properties import resolve_property
-from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
+from fuzz.model.ops import CAUSAL_CONV, GATED_DELTA_NET, GATED_DELTA_NET_STATE_REPLAY, LINEAR_ATTENTION
 from fuzz.ops import registry
 
 NAME = "ThrowawayOp"
@@ -106,7 +106,8 @@ def test_the_engine_draws_the_new_ops_cases(third_op: str) -> None:
 
 
 def test_the_campaign_counts_the_new_ops_buckets(third_op: str) -> None:
-    assert coverage.universe()["op"] == (LINEAR_ATTENTION.name, CAUSAL_CONV.name, third_op)
+    assert coverage.universe()["op"] == (LINEAR_ATTENTION.name, CAUSAL_CONV.name, GATED_DELTA_NET.name,
+                                         GATED_DELTA_NET_STATE_REPLAY.name, third_op)
     assert coverage.op_axes()[third_op] == ("throwaway T",)
     (case,) = sample(for_op(third_op).cases(for_op(third_op).preset("ci")), 1)
     labels = coverage.buckets(case)

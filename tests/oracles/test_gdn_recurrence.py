@@ -13,8 +13,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzz.engine.gdn_strategies import GdnLayout, GdnShape, build_gdn_case, gdn_layouts, gdn_shapes
 from fuzz.model.case import Case
+from fuzz.ops.gated_delta_net.strategies import GdnLayout, GdnShape, build_gdn_case, gdn_layouts, gdn_shapes
 from oracles import linear_attention
 from oracles.gated_delta_net import gated_delta_net
 

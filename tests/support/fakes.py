@@ -194,14 +194,14 @@ class IsolatedCrashes(IsolatedBackend):
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities()
 
-    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+    def run_outputs(self, case: Case) -> tuple[np.ndarray, ...]:
         if not self.running:
             self.restarts, self.running = self.restarts + 1, True
         self.runs.append(case)
         if self.crashes(case):
             self.running = False
             raise Crashed(self.name, "worker killed by SIGFPE (exit code -8)")
-        return self.inner.run(case)
+        return self.inner.run_outputs(case)
 
     def close(self) -> None:
         self.running = False

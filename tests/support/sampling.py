@@ -21,3 +21,19 @@ def sample(strategy: st.SearchStrategy[Case], n: int) -> list[Case]:
 
     collect()
     return drawn
+
+
+def broken_rules(strategy: st.SearchStrategy[Case], n: int) -> set[str]:
+    """The rules ``n`` draws of an invalid-case strategy break (``notes["broken_rule"]``), each case confirmed
+    refused by its op's validation."""
+    from oracles.validation import ValidationError
+
+    broken = set()
+    for case in sample(strategy, n):
+        try:
+            case.dims()
+        except ValidationError:
+            broken.add(case.notes["broken_rule"])
+        else:
+            raise AssertionError(f"{case.notes['broken_rule']}: a valid case ({case.summary()})")
+    return broken

@@ -16,8 +16,9 @@ from fuzz import environment
 from fuzz.backends import Backend, create
 from fuzz.engine.checking import CheckResult
 from fuzz.engine.gdn_checks import check_gdn_agree, check_gdn_resume, check_replay_agree
-from fuzz.engine.gdn_strategies import gdn_cases, replay_cases
 from fuzz.model.case import Case
+from fuzz.ops.gated_delta_net.strategies import gdn_cases
+from fuzz.ops.state_replay.strategies import replay_cases
 
 Check = Callable[[Case, Sequence[Backend]], CheckResult]
 

@@ -14,16 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fuzz.ops.registry import op_names
+
 CATALOGUE = Path(__file__).with_name("bugs.toml")
 """The catalogue shipped with lafuzz."""
 
 PLATFORM_CATALOGUE = Path(__file__).with_name("platform_bugs.toml")
 """Bugs whose effect may depend on the platform running the kernel (barriers, workgroup memory, the subgroup size),
 checked on each platform with ``--swap`` (docs/platforms.md)."""
-
-OPS = ("LinearAttention", "CausalConvWithState", "GatedDeltaNet", "GatedDeltaNetStateReplay")
-"""The ops a bug may break. GatedDeltaNet's and its replay's bugs are proven by their targeted cases (``--check``);
-no campaign draws those ops yet, so a timed hunt does not find them."""
 
 
 class CatalogueError(ValueError):
@@ -74,7 +72,7 @@ class Bug:
     id: str
     description: str
     op: str
-    """The op it breaks (one of ``OPS``)."""
+    """The op it breaks: a registered op (``fuzz.ops.registry``), which the default campaign draws."""
     component: str
     """Where it lives: the kernel path or host component, e.g. ``chunked prefill`` or ``select-and-resume``."""
     edit: Edit
@@ -91,8 +89,8 @@ def _bug(row: dict[str, Any]) -> Bug:
                   edit=Edit(row["file"], row["find"], row["replace"]), target=target)
     except KeyError as err:
         raise CatalogueError(f"bug {where}: missing field {err}") from None
-    if bug.op not in OPS:
-        raise CatalogueError(f"bug {where}: op {bug.op!r} is not one of {', '.join(OPS)}")
+    if bug.op not in op_names():
+        raise CatalogueError(f"bug {where}: op {bug.op!r} is not one of {', '.join(op_names())}")
     if bug.edit.find == bug.edit.replace:
         raise CatalogueError(f"bug {where}: the replacement is the text itself")
     return bug

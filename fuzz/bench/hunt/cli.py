@@ -26,7 +26,6 @@ from fuzz.bench.hunt.hunting import HuntResult, hunt
 from fuzz.bench.hunt.mutants import blind_bugs
 from fuzz.bench.hunt.targeted import parse_swap
 from fuzz.bench.hunt.tree import planted_copy, root_of_tree
-from fuzz.model.ops import OPS
 
 DEFAULT_BUDGET_S = 90.0
 """The budget of each campaign: the 2-core machine's goal is every bug found within it."""
@@ -132,15 +131,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if args.check:
         return _check(bugs, source, out, Path(args.catalogue), args.swap)
-    return _run(_hunted(bugs), args, extra, source, out)
-
-
-def _hunted(bugs: Sequence[Bug]) -> tuple[Bug, ...]:
-    """The bugs a campaign can find: those of the ops it fuzzes (``fuzz.model.ops.OPS``); the others are left out
-    with a line saying so (``--check`` proves them)."""
-    hunted = tuple(bug for bug in bugs if bug.op in OPS)
-    if len(hunted) < len(bugs):
-        left = ", ".join(bug.id for bug in bugs if bug.op not in OPS)
-        print(f"[hunt] leaving out {len(bugs) - len(hunted)} bug(s) of ops no campaign draws yet ({left}); "
-              "--check proves them", flush=True)
-    return hunted
+    return _run(bugs, args, extra, source, out)

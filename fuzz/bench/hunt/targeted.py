@@ -25,15 +25,16 @@ from typing import Any
 from fuzz import environment
 from fuzz.backends import Backend, create
 from fuzz.bench.hunt.catalogue import CATALOGUE, Bug, Target, load, select
-from fuzz.engine.gdn_strategies import GdnLayout, GdnShape, build_gdn_case, build_replay_case
 from fuzz.engine.hybrid_block import Block
 from fuzz.engine.properties import resolve_property
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
 from fuzz.model.findings import PropertyFailure
 from fuzz.ops.causal_conv.strategies import ConvLayout, ConvShape, build_conv_case
+from fuzz.ops.gated_delta_net.strategies import GdnLayout, GdnShape, build_gdn_case
 from fuzz.ops.linear_attention.strategies import Layout, Numerics, Shape, poisoned
 from fuzz.ops.linear_attention.strategies import build_case as build_la_case
+from fuzz.ops.state_replay.strategies import build_replay_case
 from oracles.block import QkvWidths
 from oracles.validation import DELTA_RULES, GATED_RULES
 
@@ -58,11 +59,11 @@ makes it a hybrid block, whose channels are the block's q/k/v widths."""
 GDN = {"seed": 1, "lengths": [3], "ragged": False, "q_heads": 1, "group": 1, "d_k": 4, "d_v": 4, "rank4": False,
        "packed": False, "rule": "gated_delta", "dtype": "float32", "gate_activation": "none", "beta_activation": "none",
        "qk_l2_norm": 0, "capacity": 0, "capture_counts": None, "active": None, "initial_state": True}
-"""A GatedDeltaNet case's fields (``fuzz.engine.gdn_strategies``: ``GdnShape`` and ``GdnLayout``)."""
+"""A GatedDeltaNet case's fields (``fuzz.ops.gated_delta_net.strategies``: ``GdnShape`` and ``GdnLayout``)."""
 
 REPLAY = {**GDN, "capacity": 4, "request": 0, "kept": 1, "pads": [0, 0, 0], "shared": False}
 """A GatedDeltaNetStateReplay case's fields: the GatedDeltaNet call whose capsule row ``request`` it replays
-``kept`` entries of (``fuzz.engine.gdn_strategies.build_replay_case``)."""
+``kept`` entries of (``fuzz.ops.state_replay.strategies.build_replay_case``)."""
 
 DEFAULTS = {"LinearAttention": LINEAR_ATTENTION, "CausalConvWithState": CONV, "GatedDeltaNet": GDN,
             "GatedDeltaNetStateReplay": REPLAY}

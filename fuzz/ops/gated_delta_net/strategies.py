@@ -1,28 +1,72 @@
-"""Hypothesis strategies for GatedDeltaNet and GatedDeltaNetStateReplay cases (docs/spec.md §8-9).
+"""Hypothesis strategies for valid GatedDeltaNet cases (docs/spec.md §8), under the op's ``GdnLimits``.
 
-A GatedDeltaNet case is drawn as a ``GdnShape`` (requests and their lengths, heads, sizes, the spelling) and a
-``GdnLayout`` (rule, gates, capture plan, dtype), then realised from a seed by ``build_gdn_case``, so a test or
-a planted bug's targeted case can name one exactly. A replay case (``build_replay_case``) places one request's
-initial state and capsule row, as the oracle computes them, at drawn offsets in padded backings.
-
-The delta rules are fed L2-normalised keys (the schema's precondition; with ``qk_l2_norm`` the op normalises
-them itself), and decays are negative, as a model's are. Not yet part of any campaign: these ops are checked by
-their own tests and targeted cases.
+A case is drawn as a ``GdnShape`` (requests and their lengths, heads, sizes, the spelling) and a ``GdnLayout``
+(rule, gates, capture plan, dtype), then realised from a seed by ``build_gdn_case``, so a test or a planted bug's
+targeted case can name one exactly. The delta rules are fed L2-normalised keys (the schema's precondition; with
+``qk_l2_norm`` the op normalises them itself), and decays are negative, as a model's are.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from hypothesis import strategies as st
 
 from fuzz.model.case import Case
-from fuzz.model.ops import GATED_DELTA_NET, GATED_DELTA_NET_STATE_REPLAY
-from oracles.gated_delta_net import gated_delta_net, replay_descriptor
+from fuzz.model.ops import GATED_DELTA_NET, Op
 from oracles.gated_delta_net.validation import MAX_CAPACITY
 from oracles.validation import DELTA_RULES, GATED_RULES, UPDATE_RULES
+
+DTYPES = ("float32", "float16")
+
+
+@dataclass(frozen=True)
+class GdnLimits:
+    """Size caps and feature choices for drawn GatedDeltaNet cases (and the calls a replay replays)."""
+
+    op: ClassVar[Op] = GATED_DELTA_NET
+    max_batch: int = 3
+    max_len: int = 6
+    """Most tokens of one request."""
+    max_heads: int = 3
+    """Most query/key heads."""
+    max_group: int = 3
+    """Most value heads per query head (inverse GQA)."""
+    max_d: int = 8
+    """Most ``d_k`` and ``d_v``."""
+    min_d: int = 1
+    dtypes: tuple[str, ...] = DTYPES
+
+    @classmethod
+    def ci(cls) -> GdnLimits:
+        """Small sizes for CI: every rule, gate, capture plan and spelling."""
+        return cls(max_batch=2, max_len=5, max_heads=2, max_group=2, max_d=4)
+
+    @classmethod
+    def default(cls) -> GdnLimits:
+        """Interactive fuzzing: moderate sizes."""
+        return cls()
+
+    @classmethod
+    def campaign(cls) -> GdnLimits:
+        """The fixed campaign slice: requests longer than the largest capacity, so capture counts fall on every
+        side of ``T`` and ``C``."""
+        return cls(max_batch=3, max_len=10, max_heads=2, max_group=3, max_d=8)
+
+    @classmethod
+    def big(cls) -> GdnLimits:
+        """Large heads and long requests."""
+        return cls(max_batch=4, max_len=64, max_heads=4, max_group=4, max_d=64)
+
+    def describe(self) -> str:
+        """One line for logs and the report."""
+        return (f"GatedDeltaNet: B<={self.max_batch}, T<={self.max_len}, H_q<={self.max_heads}, H_v/H_q<="
+                f"{self.max_group}, d {self.min_d}-{self.max_d}, {','.join(self.dtypes)}")
+
+
+DEFAULT_LIMITS = GdnLimits()
 
 
 @dataclass(frozen=True)
@@ -125,25 +169,25 @@ def build_gdn_case(shape: GdnShape, layout: GdnLayout, seed: int) -> Case:
 
 
 @st.composite
-def gdn_shapes(draw: st.DrawFn, *, max_batch: int = 3, max_len: int = 6, max_heads: int = 3,
-               max_group: int = 3, max_d: int = 8) -> GdnShape:
+def gdn_shapes(draw: st.DrawFn, limits: GdnLimits = DEFAULT_LIMITS) -> GdnShape:
     """Requests, heads and sizes; ragged requests may be empty (one request has a token at least)."""
-    batch = draw(st.integers(1, max_batch))
+    max_len, max_d = limits.max_len, limits.max_d
+    batch = draw(st.integers(1, limits.max_batch))
     ragged = draw(st.booleans())
     if ragged:
         lengths = tuple(draw(st.lists(st.integers(0, max_len), min_size=batch, max_size=batch)
                              .filter(lambda ls: sum(ls) > 0)))
     else:
         lengths = (draw(st.integers(1, max_len)),) * batch
-    return GdnShape(lengths=lengths, ragged=ragged, q_heads=draw(st.integers(1, max_heads)),
-                    group=draw(st.integers(1, max_group)), d_k=draw(st.integers(1, max_d)),
-                    d_v=draw(st.integers(1, max_d)), rank4=not ragged and draw(st.booleans()),
+    return GdnShape(lengths=lengths, ragged=ragged, q_heads=draw(st.integers(1, limits.max_heads)),
+                    group=draw(st.integers(1, limits.max_group)), d_k=draw(st.integers(limits.min_d, max_d)),
+                    d_v=draw(st.integers(limits.min_d, max_d)), rank4=not ragged and draw(st.booleans()),
                     packed=draw(st.booleans()))
 
 
 @st.composite
 def gdn_layouts(draw: st.DrawFn, shape: GdnShape, *, capture: bool | None = None,
-                dtypes: tuple[str, ...] = ("float32", "float16")) -> GdnLayout:
+                dtypes: tuple[str, ...] = DTYPES) -> GdnLayout:
     """Rule, gates, capture plan and dtype for ``shape``; ``capture`` True forces ``C > 0`` with capture on."""
     rule = draw(st.sampled_from(UPDATE_RULES))
     capacity = 0 if capture is False else draw(st.integers(1 if capture else 0, MAX_CAPACITY))
@@ -161,56 +205,24 @@ def gdn_layouts(draw: st.DrawFn, shape: GdnShape, *, capture: bool | None = None
 
 
 @st.composite
-def gdn_cases(draw: st.DrawFn, *, capture: bool | None = None, dtypes: tuple[str, ...] = ("float32", "float16"),
-              **limits: int) -> Case:
-    """A valid GatedDeltaNet case; ``limits`` cap ``gdn_shapes``."""
-    shape = draw(gdn_shapes(**limits))
-    layout = draw(gdn_layouts(shape, capture=capture, dtypes=dtypes))
+def gdn_cases(draw: st.DrawFn, limits: GdnLimits = DEFAULT_LIMITS, *, capture: bool | None = None,
+              dtypes: tuple[str, ...] | None = None) -> Case:
+    """A valid GatedDeltaNet case under ``limits`` (``dtypes``, where given, narrows the limits' own)."""
+    shape = draw(gdn_shapes(limits))
+    chosen = tuple(d for d in limits.dtypes if d in dtypes) if dtypes is not None else limits.dtypes
+    layout = draw(gdn_layouts(shape, capture=capture, dtypes=chosen or limits.dtypes[:1]))
     return build_gdn_case(shape, layout, draw(st.integers(0, 2**32 - 1)))
 
 
-def build_replay_case(gdn: Case, request: int, kept: int, *, pads: tuple[int, int, int] = (0, 0, 0),
-                      shared: bool = False) -> Case:
-    """The replay of ``kept`` entries of ``request``'s capsule row of the GatedDeltaNet case ``gdn``.
-
-    The source backing holds ``pads[0]`` filler floats, then every request's initial state; the capsule backing
-    ``pads[1]`` fillers, then the oracle's capsule as float32 (its unspecified entries filler too); the destination
-    ``pads[2]`` fillers, a state's room, then ``pads[2]`` more. ``shared`` puts the source and the capsule in one
-    backing, which both read.
-    """
-    dims = gdn.dims()
-    _, _, capsule = gated_delta_net(**gdn.kwargs())
-    initial = gdn.inputs["initial_state"]
-    state = initial[0].size
-    filler = np.float32(-931.25)
-    source = np.concatenate([np.full(pads[0], filler, np.float32), initial.astype(np.float32).ravel()])
-    unspecified = np.where(np.isnan(capsule), filler, capsule)  # entries past the captured prefix: garbage
-    rows = np.concatenate([np.full(pads[1], filler, np.float32), unspecified.astype(np.float32).ravel()])
-    capsule_offset = pads[1] + (source.size if shared else 0)
-    if shared:
-        source = rows = np.concatenate([source, rows])
-    destination = np.full(2 * pads[2] + state, filler, np.float32)
-    metadata = replay_descriptor(dims, request, kept, source_offset=pads[0] + request * state,
-                                 destination_offset=pads[2], capsule_offset=capsule_offset)
-    return Case(inputs={"source_backing": source, "capsule_backing": rows.copy() if shared else rows,
-                        "destination_backing": destination, "metadata": metadata},
-                attrs={}, op=GATED_DELTA_NET_STATE_REPLAY, notes={"request": request, "kept": kept})
-
-
 @st.composite
-def replay_cases(draw: st.DrawFn, **limits: int) -> Case:
-    """A valid replay: a float32 GatedDeltaNet call with capture, one of its requests that captured an entry at
-    least, a kept count up to what it captured, and padded backings."""
-    shape = draw(gdn_shapes(**limits))
-    layout = draw(gdn_layouts(shape, capture=True, dtypes=("float32",)))
-    layout = replace(layout, has_initial_state=True)
-    gdn = build_gdn_case(shape, layout, draw(st.integers(0, 2**32 - 1)))
-    captured = gdn.dims().captured
-    requests = [b for b, n in enumerate(captured) if n > 0]
-    if not requests:
-        gdn = gdn.with_inputs(capture_count=np.full(len(captured), layout.capacity, np.int32))
-        requests = [b for b, n in enumerate(gdn.dims().captured) if n > 0]
-    request = draw(st.sampled_from(requests))
-    kept = draw(st.integers(1, gdn.dims().captured[request]))
-    pads = (draw(st.integers(0, 5)), draw(st.integers(0, 5)), draw(st.integers(0, 5)))
-    return build_replay_case(gdn, request, kept, pads=pads, shared=draw(st.booleans()))
+def aliased_cases(draw: st.DrawFn, limits: GdnLimits = DEFAULT_LIMITS) -> Case:
+    """A valid case with an initial state, ``initial_state`` and ``final_state`` to be bound as one allocation (the
+    schema allows it)."""
+    shape = draw(gdn_shapes(limits))
+    layout = replace(draw(gdn_layouts(shape, dtypes=limits.dtypes)), has_initial_state=True)
+    return replace(build_gdn_case(shape, layout, draw(st.integers(0, 2**32 - 1))), aliased=True)
+
+
+def capture_cases(limits: GdnLimits) -> st.SearchStrategy[Case]:
+    """Float32 cases with capture on (``C >= 1``, active): the calls a decoder resumes from by replay."""
+    return gdn_cases(limits, capture=True, dtypes=("float32",))
