@@ -53,7 +53,9 @@ def _standard_gqa(shape: GdnShape, layout: GdnLayout) -> tuple[GdnShape, GdnLayo
 
 
 def _captured(shape: GdnShape, layout: GdnLayout) -> tuple[GdnShape, GdnLayout]:
-    return shape, replace(layout, capacity=max(1, layout.capacity), capture_counts=None, active=None)
+    """Capture on, so a per-key decay (which capture refuses) off: the call breaks the breaker's rule alone."""
+    return shape, replace(layout, capacity=max(1, layout.capacity), capture_counts=None, active=None,
+                          decay_per_key=False)
 
 
 def _per_key_captured(shape: GdnShape, layout: GdnLayout) -> tuple[GdnShape, GdnLayout]:
