@@ -26,7 +26,7 @@ from fuzz.backends.base import (
     Unsupported,
 )
 from fuzz.backends.device_choice import NoSuchDevice
-from fuzz.backends.isolation import IsolatedBackend
+from fuzz.backends.isolation import IsolatedBackend, WorkerBackend
 from fuzz.backends.registry import REGISTRY, backend_class
 
 
@@ -37,15 +37,19 @@ class Availability:
     reason: str | None
 
 
-def create(spec: str, *, isolate: bool = False, **options: Any) -> Backend:
+def create(spec: str, *, isolate: bool = False, deferred: bool = False, **options: Any) -> Backend:
     """Create the backend ``spec`` (a registry name or ``module:Class``).
 
     With ``isolate``, a ``crash_prone`` backend runs in a crash-isolated worker process (the others
-    are created in this process either way). Raises ``Unavailable`` (with the reason) or ``KeyError``.
+    are created in this process either way). With ``deferred``, a backend that always runs in a worker process
+    (``WorkerBackend``) starts it on first use, so that what it needs is checked then (a campaign's workers, once
+    the campaign has found it available). Raises ``Unavailable`` (with the reason) or ``KeyError``.
     """
     cls = backend_class(spec)
     if isolate and cls.crash_prone:
         return IsolatedBackend(spec, **options)
+    if deferred and issubclass(cls, WorkerBackend):
+        return cls(start=False, **options)
     return cls(**options)
 
 
@@ -83,6 +87,7 @@ __all__ = [
     "TimedOut",
     "Unavailable",
     "Unsupported",
+    "WorkerBackend",
     "backend_class",
     "create",
     "probe_all",

@@ -55,6 +55,7 @@ from fuzz.corpus.known_issue import KnownIssue
 from fuzz.engine.compare import RATIO_CAP
 from fuzz.engine.op_testing import OpLimits, for_limits
 from fuzz.engine.properties import CheckResult, resolve_property
+from fuzz.implementation import Implementation
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
 from fuzz.model.findings import Finding, Kind, PropertyFailure
@@ -96,6 +97,10 @@ class CountingBackend(Backend):
 
     def capabilities(self) -> Capabilities:
         return self.inner.capabilities()
+
+    @property
+    def implementation(self) -> Implementation | None:
+        return self.inner.implementation
 
     def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
         with self._counting(case, 1):

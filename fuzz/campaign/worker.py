@@ -16,6 +16,7 @@ import signal
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 from hypothesis import settings as Settings
 
 from fuzz import atomic, environment
-from fuzz.backends import Backend, Lost, NoSuchDevice, Unavailable, backend_class, create
+from fuzz.backends import Backend, Lost, NoSuchDevice, Unavailable, WorkerBackend, backend_class, create
 from fuzz.backends.device_choice import assign_worker, worker_number
 from fuzz.campaign import profiles, swarm
 from fuzz.campaign.database import UnitDatabase, campaign_database, shared_key
@@ -106,7 +107,7 @@ class Worker:
     def __init__(self, config: Any, on_example: Callable[[], None] = lambda: None,
                  stop_at: Callable[[], float] = lambda: float("inf")) -> None:
         self.config = config
-        self.backends = [CountingBackend(create(n)) for n in config.backends]
+        self.backends = [CountingBackend(create(n, deferred=True)) for n in config.backends]
         self._isolated: list[CountingBackend] | None = None
         self.names = tuple(b.name for b in self.backends)
         self.base = profiles.get("campaign")
@@ -283,19 +284,41 @@ class Probe:
 
 def probe(specs: list[str]) -> Probe:
     """Create each backend once (in this process) to learn what it can do here; ``KeyError`` for an
-    unknown name, ``NoSuchDevice`` for a device chosen on the command line that is not there."""
+    unknown name, ``NoSuchDevice`` for a device chosen on the command line that is not there. The backends that
+    run in a worker process of their own (``WorkerBackend``: a browser, a second Vulkan driver) start at once, side
+    by side: their start is mostly waiting for that process, which a campaign's start would otherwise wait for
+    one after another."""
     found = Probe([], {}, {})
-    for spec in specs:
-        try:
-            backend: Backend = create(spec)
-        except NoSuchDevice:
-            raise
-        except Unavailable as err:
-            found.missing[spec] = str(err)
-            continue
-        try:
-            found.described[backend.name] = backend.capabilities().to_json()
+    in_workers = [spec for spec in specs if _in_a_worker(spec)]
+    with ThreadPoolExecutor(max_workers=max(1, len(in_workers))) as pool:
+        started = {spec: pool.submit(_described, spec) for spec in in_workers}
+        for spec in specs:
+            outcome = started[spec].result() if spec in started else _described(spec)
+            if isinstance(outcome, Unavailable):
+                found.missing[spec] = str(outcome)
+                continue
+            name, described = outcome
+            found.described[name] = described
             found.usable.append(spec)
-        finally:
-            backend.close()
     return found
+
+
+def _in_a_worker(spec: str) -> bool:
+    try:
+        return issubclass(backend_class(spec), WorkerBackend)
+    except (KeyError, Unavailable):
+        return False  # said again, and raised, where it is created
+
+
+def _described(spec: str) -> tuple[str, dict[str, Any]] | Unavailable:
+    """``(name, capabilities as JSON)`` of the backend ``spec`` created here, or why it is unavailable."""
+    try:
+        backend: Backend = create(spec)
+    except NoSuchDevice:
+        raise
+    except Unavailable as err:
+        return err
+    try:
+        return backend.name, backend.capabilities().to_json()
+    finally:
+        backend.close()

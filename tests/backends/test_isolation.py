@@ -13,7 +13,7 @@ import pytest
 
 from fuzz.backends import Crashed, Lost, Rejected, TimedOut, Unavailable, create
 from fuzz.backends.base import Backend, Capabilities, ChainCall
-from fuzz.backends.isolation import IsolatedBackend, WorkerError
+from fuzz.backends.isolation import IsolatedBackend, WorkerBackend, WorkerError
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain
 
@@ -209,3 +209,23 @@ def test_a_crash_the_backend_reports_itself_ends_its_worker(worker):
     restarts = worker.restarts
     worker.run(_case())
     assert worker.restarts == restarts + 1, caught.value.message
+
+
+class LazyWorker(WorkerBackend):
+    """A backend that always runs in a worker, started on first use."""
+
+    name = "lazy-misbehaving"
+    target = "test_isolation:MisbehavingBackend"
+
+
+def test_a_deferred_worker_backend_starts_its_worker_on_first_use_not_when_created():
+    """A campaign worker creates every backend; one that a unit leaves out (a browser, a second Vulkan driver) must
+    cost nothing until a unit asks it something."""
+    backend = LazyWorker(start=False)
+    try:
+        assert backend._process is None and backend.restarts == 0
+        assert backend.run(_case())[0].shape == (1, 2, 4)
+        assert backend._process is not None and backend.restarts == 0  # a first start, not a restart
+        assert backend.capabilities().dtypes
+    finally:
+        backend.close()
