@@ -9,6 +9,8 @@ backend that declares itself ``crash_prone`` runs in a worker process (``fuzz.ba
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +55,35 @@ def create(spec: str, *, isolate: bool = False, deferred: bool = False, **option
     return cls(**options)
 
 
+def create_side_by_side(specs: Sequence[str], **options: Any) -> list[Backend | Unavailable]:
+    """``create(spec, **options)`` of each spec, in order, each a backend or why it is unavailable. The backends whose
+    implementation runs in a process of their own (``Backend.in_its_own_process``: Node, a browser, a worker) are
+    created in threads side by side, since creating one is mostly waiting for its process; the others here, one after
+    another. ``KeyError`` for an unknown spec, ``NoSuchDevice`` as ``create`` raises it."""
+
+    def created(spec: str) -> Backend | Unavailable:
+        try:
+            return create(spec, **options)
+        except NoSuchDevice:
+            raise
+        except Unavailable as err:
+            return err
+
+    classes = {spec: backend_class_or_none(spec) for spec in specs}
+    elsewhere = [spec for spec, cls in classes.items() if cls is not None and cls.in_its_own_process]
+    with ThreadPoolExecutor(max_workers=max(1, len(elsewhere))) as pool:
+        started = {spec: pool.submit(created, spec) for spec in elsewhere}
+        return [started[spec].result() if spec in started else created(spec) for spec in specs]
+
+
+def backend_class_or_none(spec: str) -> type[Backend] | None:
+    """The class of ``spec``, or None where it cannot be named or imported (``create`` then says why)."""
+    try:
+        return backend_class(spec)
+    except (KeyError, Unavailable):
+        return None
+
+
 def probe_all(names: list[str] | None = None) -> list[Availability]:
     """Try to create each backend (all by default) and report what it can do, or why not; raises
     ``NoSuchDevice`` when the device chosen on the command line is not there."""
@@ -90,5 +121,6 @@ __all__ = [
     "WorkerBackend",
     "backend_class",
     "create",
+    "create_side_by_side",
     "probe_all",
 ]

@@ -140,6 +140,9 @@ class Backend(ABC):
     """Native code that invalid input can kill (a segfault in ORT): such a backend runs in a
     crash-isolated worker process when asked (``fuzz.backends.create(..., isolate=True)``), so a
     crash becomes a finding instead of the end of the run."""
+    in_its_own_process: bool = False
+    """The implementation runs in a process this backend starts (a worker, Node, a browser): creating it is mostly
+    waiting for that process, so several such backends can be created side by side (``fuzz.campaign.worker.probe``)."""
 
     @abstractmethod
     def capabilities(self) -> Capabilities:

@@ -296,6 +296,7 @@ class WorkerBackend(IsolatedBackend):
 
     target: str
     """The ``module:Class`` of the backend the worker runs."""
+    in_its_own_process = True
 
     def __init__(self, *, start: bool = True, **options: Any) -> None:
         super().__init__(self.target, environment=self.environment(), start=start, **options)

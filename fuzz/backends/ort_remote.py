@@ -255,6 +255,8 @@ class RemoteOrtBackend(OrtBackend):
     """An ORT build in a worker process (see the module docstring); already out of process, so never
     wrapped in ``IsolatedBackend`` (``crash_prone`` is False: a crash cannot reach this process)."""
 
+    in_its_own_process = True
+
     crash_prone = False
     binds_on_device = False
     value_device = "cpu"

@@ -187,11 +187,12 @@ def subset(rng: random.Random, items: tuple, keep_all: float) -> tuple:
 def sitting_out(plan: UnitPlan, names: tuple[str, ...]) -> frozenset[str]:
     """The backends among ``names`` that ``plan`` leaves out, never every kernel runtime of the campaign
     (the first of them in ``KERNEL_RUNTIMES`` order then runs). A steered unit (``only``) runs its backends alone,
-    and of the kernel's forms among them the ones its plan drew, as any unit: each form compiles pipelines of its
-    own, which on a software adapter cost more than the unit's cases."""
+    and of the kernel's forms and other platforms among them the ones its plan drew, as any unit: each compiles
+    pipelines of its own, which on a software adapter cost more than the unit's cases."""
     forms = (*KERNEL_RUNTIMES, CHUNKED_RUNTIME, SPECIALISED_RUNTIME, WIDE_RUNTIME)
     if plan.only is not None:
-        out = (set(names) - plan.only) | (set(plan.sit_out) & set(forms) & set(names))
+        drawn = set(forms) | {p for op in registry.op_names() for p in swarm_of(op).platforms}
+        out = (set(names) - plan.only) | (set(plan.sit_out) & drawn & set(names))
         runtimes = [r for r in forms if r in names and r in plan.only]
     else:
         out = set(plan.sit_out) & set(names)
@@ -227,6 +228,10 @@ class OpSwarm:
     """Whether the ORT builds check a valid case of the op (``takes_part``)."""
     form_of_backend: Mapping[str, str] = field(default_factory=dict)
     """The form of the op's kernel each of its kernel backends runs, where its kernel has several."""
+    platforms: tuple[str, ...] = ()
+    """The backends that run the op's kernel on another platform (a browser, a second Vulkan driver): drawn into a
+    share of the units like the kernel's forms, in a steered unit too (``sitting_out``), since each is several times
+    slower than the adapter's own and compiles every pipeline anew."""
     own_units: float | None = None
     """Where set, the share of a campaign's units that the properties applying to this op alone take together
     (``turns``); None: each such property takes every turn of the round-robin, as every other property does."""

@@ -16,7 +16,6 @@ import signal
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 from hypothesis import settings as Settings
 
 from fuzz import atomic, environment
-from fuzz.backends import Backend, Lost, NoSuchDevice, Unavailable, WorkerBackend, backend_class, create
+from fuzz.backends import Backend, Lost, Unavailable, backend_class, create, create_side_by_side
 from fuzz.backends.device_choice import assign_worker, worker_number
 from fuzz.campaign import profiles, swarm
 from fuzz.campaign.database import UnitDatabase, campaign_database, shared_key
@@ -87,6 +86,13 @@ def errors_kept(run: Callable[..., UnitResult]) -> Callable[..., UnitResult]:
     return running
 
 
+def _available(backend: Backend | Unavailable) -> Backend:
+    """A backend the campaign found here, or its ``Unavailable`` raised (the worker cannot run)."""
+    if isinstance(backend, Unavailable):
+        raise backend
+    return backend
+
+
 def unfinished_path(out: Path, unit: WorkUnit) -> Path:
     """Where ``unit``'s smallest failure so far is kept (``UNFINISHED``)."""
     return Path(out) / UNFINISHED / unit.key
@@ -107,7 +113,7 @@ class Worker:
     def __init__(self, config: Any, on_example: Callable[[], None] = lambda: None,
                  stop_at: Callable[[], float] = lambda: float("inf")) -> None:
         self.config = config
-        self.backends = [CountingBackend(create(n, deferred=True)) for n in config.backends]
+        self.backends = [CountingBackend(_available(b)) for b in create_side_by_side(config.backends, deferred=True)]
         self._isolated: list[CountingBackend] | None = None
         self.names = tuple(b.name for b in self.backends)
         self.base = profiles.get("campaign")
@@ -284,41 +290,16 @@ class Probe:
 
 def probe(specs: list[str]) -> Probe:
     """Create each backend once (in this process) to learn what it can do here; ``KeyError`` for an
-    unknown name, ``NoSuchDevice`` for a device chosen on the command line that is not there. The backends that
-    run in a worker process of their own (``WorkerBackend``: a browser, a second Vulkan driver) start at once, side
-    by side: their start is mostly waiting for that process, which a campaign's start would otherwise wait for
-    one after another."""
+    unknown name, ``NoSuchDevice`` for a device chosen on the command line that is not there. The backends whose
+    implementation runs in a process of its own start side by side (``fuzz.backends.create_side_by_side``)."""
     found = Probe([], {}, {})
-    in_workers = [spec for spec in specs if _in_a_worker(spec)]
-    with ThreadPoolExecutor(max_workers=max(1, len(in_workers))) as pool:
-        started = {spec: pool.submit(_described, spec) for spec in in_workers}
-        for spec in specs:
-            outcome = started[spec].result() if spec in started else _described(spec)
-            if isinstance(outcome, Unavailable):
-                found.missing[spec] = str(outcome)
-                continue
-            name, described = outcome
-            found.described[name] = described
+    for spec, backend in zip(specs, create_side_by_side(specs), strict=True):
+        if isinstance(backend, Unavailable):
+            found.missing[spec] = str(backend)
+            continue
+        try:
+            found.described[backend.name] = backend.capabilities().to_json()
             found.usable.append(spec)
+        finally:
+            backend.close()
     return found
-
-
-def _in_a_worker(spec: str) -> bool:
-    try:
-        return issubclass(backend_class(spec), WorkerBackend)
-    except (KeyError, Unavailable):
-        return False  # said again, and raised, where it is created
-
-
-def _described(spec: str) -> tuple[str, dict[str, Any]] | Unavailable:
-    """``(name, capabilities as JSON)`` of the backend ``spec`` created here, or why it is unavailable."""
-    try:
-        backend: Backend = create(spec)
-    except NoSuchDevice:
-        raise
-    except Unavailable as err:
-        return err
-    try:
-        return backend.name, backend.capabilities().to_json()
-    finally:
-        backend.close()

@@ -182,3 +182,20 @@ def test_a_unit_focused_on_every_kernel_form_runs_its_arms_form_only(form: str) 
             assert running & set(swarm.KERNEL_RUNTIMES) and not running & set(forms.values())
         else:  # its form, with at most the other runtime's token loop beside it (as an unfocused unit of the form)
             assert forms[form] in running and not running & (set(forms.values()) - {forms[form]})
+
+
+def test_a_focused_unit_runs_the_kernel_on_another_platform_only_where_its_plan_drew_it() -> None:
+    """A focus on LinearAttention's kernel names its SwiftShader and browser backends too (they run the same WGSL);
+    each is several times slower than lavapipe, so a steered unit takes them in their share of the units, as any
+    unit does, not in every focused unit."""
+    platforms = tuple(la_swarm.PLATFORMS)
+    names = ("oracle", *swarm.KERNEL_RUNTIMES, *platforms)
+    runs = []
+    for seed in range(200):
+        unit = WorkUnit("backends-agree", 5, seed, arm=Arm(LA, la_swarm.TIERS[0].name, la_swarm.LOOP_FORM),
+                        only=frozenset(names))
+        plan = plan_for("swarm", unit, 50, (LA, CONV))
+        running = set(names) - swarm.sitting_out(plan, names)
+        assert running & set(platforms) == set(platforms) - plan.sit_out
+        runs.append(bool(running & set(platforms)))
+    assert 0 < sum(runs) < 0.4 * len(runs)

@@ -123,5 +123,5 @@ def plan(seed: int, base_examples: int, *, warming_up: bool = False, tier_name: 
 
 
 SWARM = OpSwarm(share=CONV_UNITS, tiers=tuple((t.name, t.weight) for t in CONV_TIERS), forms=lambda name: {"": 1.0},
-                plan=plan, ort_shape=lambda case: True)
+                plan=plan, ort_shape=lambda case: True, platforms=tuple(PLATFORMS))
 """CausalConvWithState's part of the swarm; the ORT builds check every conv case."""

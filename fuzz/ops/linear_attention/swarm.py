@@ -294,5 +294,5 @@ FORM_OF_BACKEND = {CHUNKED_RUNTIME: CHUNKED_FORM, SPECIALISED_RUNTIME: SPECIALIS
 
 SWARM = OpSwarm(share=None, tiers=tuple((t.name, t.weight) for t in TIERS),
                 forms=lambda name: form_shares(next(t for t in TIERS if t.name == name)), plan=plan,
-                ort_shape=ort_shape, form_of_backend=FORM_OF_BACKEND)
+                ort_shape=ort_shape, form_of_backend=FORM_OF_BACKEND, platforms=tuple(PLATFORMS))
 """LinearAttention's part of the swarm: every unit the other ops' shares leave."""
