@@ -189,6 +189,7 @@ class IsolatedCrashes(IsolatedBackend):
         self.restarts = 0
         self.runs: list[Case] = []
         self.inner = OracleBackend()
+        self._capabilities = self.inner.capabilities()  # as a started worker holds them
         self.running = True
 
     def capabilities(self) -> Capabilities:
