@@ -325,8 +325,9 @@ def add_subcommand(sub: Any) -> None:
                    "holds; fuzz/campaign/resources.py)")
     p.add_argument("--backends", help="comma-separated backends, or all (default: all available here)")
     p.add_argument("--properties", help="comma-separated properties, or all (default)")
-    p.add_argument("--ops", help="comma-separated ops, or all (default: LinearAttention and CausalConvWithState, "
-                   "each where two of the backends run it)")
+    p.add_argument("--ops", help="comma-separated ops, or all (default: every registered op: LinearAttention, "
+                   "CausalConvWithState, GatedDeltaNet, GatedDeltaNetStateReplay; each where two of the backends "
+                   "run it)")
     p.add_argument("--limits", choices=["swarm", "campaign", "ci", "default", "big"], default="swarm",
                    help="case sizes: swarm (default) draws a slice of the whole contract per work unit, "
                    "from tiny to real model sizes; the others are one fixed slice for every unit "
