@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from fuzz.corpus.entry import Entry
+from fuzz.export import op_export
 from fuzz.export.agreement import Opinion
 from fuzz.export.bounds import Bound
-from fuzz.export.onnx_files import OUTPUT_NAMES, TEST_DATA, checker_note
+from fuzz.export.onnx_files import TEST_DATA, checker_note
 from fuzz.export.plan import Expectation, ReproPlan
 from fuzz.model.case import Case
 from fuzz.model.findings import Kind
-from fuzz.model.ops import LINEAR_ATTENTION
 from oracles.validation import ValidationError
 
 PROBLEMS = {
@@ -112,25 +112,13 @@ def _attribute_rows(case: Case) -> list[str]:
 
 
 def _layouts(case: Case) -> dict[str, str]:
-    """Each input's layout in the schema's terms, where the sizes add up."""
+    """Each input's layout in the schema's terms: as this call spells it where the sizes add up, else every
+    spelling the schema allows."""
     try:
         dims = case.op.validate(**case.kwargs(), allow_empty_sequence=True)
     except ValidationError:
-        return {}
-    if case.op is not LINEAR_ATTENTION:
-        slot = "(B, L, d_1, ..., d_n)" if dims.channels_last else "(B, C, spatial..., L)"
-        return {"input": "(B, T, d_1, ..., d_n)" if dims.channels_last else "(B, C, spatial..., T)",
-                "weight": "(C, 1, k_1, ..., k_ndim)", "bias": "(C,)",
-                "past_state": f"(W, {slot[1:]}" if dims.state_window else slot}
-    state = "(W, B, H_kv, d_k, d_v)" if dims.state_window else "(B, H_kv, d_k, d_v)"
-    return {
-        "query": "(B, T, H_q*d_k)",
-        "key": "(B, T, n_k*d_k)",
-        "value": "(B, T, H_kv*d_v)",
-        "past_state": state,
-        "decay": "per key row (B, T, H_kv*d_k)" if dims.decay_per_row else "per head (B, T, H_kv)",
-        "beta": "shared (B, T, 1)" if dims.beta_shared else "per head (B, T, H_kv)",
-    }
+        return dict(case.op.layouts)
+    return op_export.for_op(case.op).layouts(dims)
 
 
 def _input_rows(case: Case) -> list[str]:
@@ -149,15 +137,7 @@ def _input_rows(case: Case) -> list[str]:
 def _sizes(case: Case, plan: ReproPlan) -> str:
     if plan.broken_rule:
         return f"The case breaks a rule of the operator: {plan.broken_rule}."
-    d = case.dims()
-    if case.op is not LINEAR_ATTENTION:
-        spatial = f", spatial sizes {d.spatial}" if d.spatial else ""
-        return (f"Sizes: B={d.batch}, T={d.seq_len}, C={d.channels}{spatial}, kernel {d.kernel}, "
-                f"dilation {d.dilation}, state length L=(k-1)*dilation={d.state_length}, W={d.state_window}.")
-    return (
-        f"Sizes: B={d.batch}, T={d.seq_len}, H_q={d.q_heads}, H_kv={d.kv_heads}, n_k={d.key_heads}, "
-        f"d_k={d.d_k}, d_v={d.d_v}, W={d.state_window}, effective scale={d.scale:.6g}."
-    )
+    return op_export.for_op(case.op).sizes(case.dims())
 
 
 def _recorded(entry: Entry) -> str:
@@ -194,7 +174,7 @@ def _opinion_rows(opinions: list[Opinion] | None) -> list[str]:
 
 
 def _expected(plan: ReproPlan, outputs: dict[str, np.ndarray]) -> str:
-    files = ", ".join(f"`{TEST_DATA}/output_{i}.pb` ({name})" for i, name in enumerate(OUTPUT_NAMES) if name in outputs)
+    files = ", ".join(f"`{TEST_DATA}/output_{i}.pb` ({name})" for i, name in enumerate(outputs))
     if plan.expectation is Expectation.ALIASED_AS_SEPARATE:
         return f"{EXPECTED_BEHAVIOUR[plan.expectation]}. {REFERENCE_NOTE.format(files=files)}"
     return f"{EXPECTED_BEHAVIOUR[plan.expectation]}.{' Files: ' + files + '.' if files else ''}"
