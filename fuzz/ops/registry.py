@@ -41,8 +41,8 @@ def op_names() -> tuple[str, ...]:
 
 
 def part(op: Op | str, name: str) -> ModuleType:
-    """Module ``name`` (``testing``, ``coverage``, ``swarm``, ``export``) of the package of ``op`` (an ``Op`` or its name);
-    ``KeyError`` naming the registered ops."""
+    """Module ``name`` (``testing``, ``coverage``, ``swarm``, ``export``) of the package of ``op`` (an ``Op`` or
+    its name); ``KeyError`` naming the registered ops."""
     wanted = op if isinstance(op, str) else op.name
     for package in PACKAGES:
         if importlib.import_module(package).OP.name == wanted:
