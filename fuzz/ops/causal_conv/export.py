@@ -33,10 +33,12 @@ def _sizes(d: Any) -> str:
 
 
 def _symbolic_shapes(case: Case) -> dict[str, tuple[str, ...]]:
-    """The output has the input's rank; the state, the past state's, if any."""
+    """The output has the input's rank; the state, the past state's if any, else the input's and a window axis for
+    ``W > 0``."""
+    rank = case.inputs["input"].ndim
     past = case.inputs.get("past_state")
-    state = tuple(f"s{i}" for i in range(past.ndim)) if past is not None else ("B", "C", "L")
-    return {"output": tuple(f"d{i}" for i in range(case.inputs["input"].ndim)), "present_state": state}
+    state_rank = past.ndim if past is not None else rank + (1 if case.state_window else 0)
+    return {"output": tuple(f"d{i}" for i in range(rank)), "present_state": tuple(f"s{i}" for i in range(state_rank))}
 
 
 EXPORT = OpExport(

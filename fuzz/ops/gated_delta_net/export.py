@@ -39,8 +39,10 @@ def _sizes(d: GdnDims) -> str:
 
 
 def _symbolic_shapes(case: Case) -> dict[str, tuple[str, ...]]:
-    """``output`` keeps the query's token axes; the state and the capsule have theirs."""
-    tokens = ("B", "S") if case.inputs["query"].ndim == 4 else ("N",)
+    """``output`` keeps the query's token axes (all but its last two, or its last one for packed QKV: no key and
+    no value); the state and the capsule have theirs."""
+    packed = "key" not in case.inputs and "value" not in case.inputs
+    tokens = ("B", "S") if case.inputs["query"].ndim == (3 if packed else 4) else ("N",)
     return {"output": (*tokens, "H_v", "d_v"), "final_state": ("B", "H_v", "d_v", "d_k"),
             "state_update": ("B", "row_width")}
 
