@@ -21,7 +21,6 @@ from fuzz.export.bounds import uniform_bounds
 from fuzz.export.exporter import ISSUE, REPRO, UPSTREAM, export_entry, export_upstream
 from fuzz.export.onnx_files import CHECKER_NOTE, MODEL, TEST_DATA, reference_outputs
 from fuzz.export.plan import Expectation, ExportError, expectation_of, plan
-from fuzz.ops.gated_delta_net.strategies import GdnLayout, GdnShape, build_gdn_case
 from fuzz.ops.linear_attention.tolerance import exact_answer
 from oracles.validation import INPUT_NAMES
 from tests.support.random_cases import random_case
@@ -113,9 +112,6 @@ def test_what_one_call_cannot_show_is_refused():
     windowed = entry.finding.case.with_attrs(state_window=1)
     with pytest.raises(ExportError, match="ran this case as W = 0 prefix runs"):
         plan(_as(entry, case=windowed))
-    gdn = build_gdn_case(GdnShape(lengths=(2,), ragged=False, q_heads=1, group=1, d_k=2, d_v=2), GdnLayout(), 1)
-    with pytest.raises(ExportError, match="an upstream report of GatedDeltaNet is not written yet"):
-        plan(_as(entry, property="gdn-backends-agree", case=gdn))
 
 
 def test_an_existing_folder_that_is_not_an_export_is_left_alone(tmp_path):
