@@ -6,6 +6,8 @@ runs the op: repro.py says it cannot check it here."""
 from __future__ import annotations
 
 import importlib.util
+import shutil
+import subprocess
 from pathlib import Path
 from types import ModuleType
 
@@ -13,6 +15,7 @@ import numpy as np
 import onnx
 import pytest
 
+from fuzz.backends.ort_node import node_command, npm_folder
 from fuzz.corpus.entry import Entry
 from fuzz.export.exporter import ISSUE, REPRO, export_entry, run_repro
 from fuzz.export.onnx_files import MODEL, TEST_DATA
@@ -80,6 +83,19 @@ def test_an_ep_without_the_op_cannot_check_it(accepted_invalid: Path, need) -> N
     assert run.status == 2, run.output
     assert "cannot check here: CPUExecutionProvider has no kernel for the node in this onnxruntime" in run.output, (
         run.output)
+
+
+@pytest.mark.slow
+def test_repro_mjs_reads_the_int32_inputs_and_cannot_check_either(accepted_invalid: Path, need, tmp_path) -> None:
+    """onnxruntime-node's WebGPU EP has no GatedDeltaNet either: repro.mjs reads cu_seqlens and says so (exit 2)."""
+    need("ort-node")
+    folder = tmp_path / "js"
+    shutil.copytree(accepted_invalid, folder)
+    (folder / "node_modules").symlink_to(npm_folder("repro.mjs", "onnxruntime-node") / "node_modules")
+    node = node_command("repro.mjs", "repro.mjs", "onnxruntime-node")[0]
+    run = subprocess.run([node, "repro.mjs"], cwd=folder, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "cannot check here: this runtime cannot load or place the model" in run.stdout, run.stdout
 
 
 @pytest.fixture(scope="module")
