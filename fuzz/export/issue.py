@@ -34,8 +34,8 @@ PROBLEMS = {
 INLINE_VALUES = 8
 """Arrays with at most this many elements have their values written in the report."""
 EXPECTED_BEHAVIOUR = {
-    Expectation.OUTPUTS: "Output and present_state equal to the float64 reference, rounded to the model's type, "
-    "within the tolerance below",
+    Expectation.OUTPUTS: "Every output equal to the float64 reference, rounded to the output's type, within the "
+    "tolerance below",
     Expectation.REJECTION: "An error naming the broken rule (as the CPU EP gives), never values and never a crash",
     Expectation.REJECTION_OR_PASS_THROUGH: "An error, or an empty output with the past state passed through "
     "(as the CPU EP does); never a crash",
@@ -129,7 +129,8 @@ def _input_rows(case: Case) -> list[str]:
         if array is None:
             rows.append(f"| `{name}` | omitted | | {'zeros' if name == 'past_state' else ''} | |")
             continue
-        values = np.array2string(array.ravel(), separator=", ") if array.size <= INLINE_VALUES else "in the .pb file"
+        values = (np.array2string(array.ravel(), separator=", ", max_line_width=1 << 16) if array.size <= INLINE_VALUES
+                  else "in the .pb file")
         rows.append(f"| `{name}` | `{tuple(array.shape)}` | {array.dtype} | {layouts.get(name, '')} | {values} |")
     return rows
 
@@ -173,11 +174,14 @@ def _opinion_rows(opinions: list[Opinion] | None) -> list[str]:
     return rows + [f"| {o.backend} | {o.device} | {marks[o.as_contract_asks]} | {o.verdict} |" for o in opinions]
 
 
-def _expected(plan: ReproPlan, outputs: dict[str, np.ndarray]) -> str:
+def _expected(case: Case, plan: ReproPlan, outputs: dict[str, np.ndarray]) -> str:
     files = ", ".join(f"`{TEST_DATA}/output_{i}.pb` ({name})" for i, name in enumerate(outputs))
     if plan.expectation is Expectation.ALIASED_AS_SEPARATE:
         return f"{EXPECTED_BEHAVIOUR[plan.expectation]}. {REFERENCE_NOTE.format(files=files)}"
-    return f"{EXPECTED_BEHAVIOUR[plan.expectation]}.{' Files: ' + files + '.' if files else ''}"
+    open_entries = [f"`{name}`" for name in op_export.for_op(case.op).unspecified if name in outputs]
+    unspecified = (f" In {', '.join(open_entries)}, NaN in the reference marks an entry the operator leaves "
+                   "unspecified, which is not compared." if open_entries else "")
+    return f"{EXPECTED_BEHAVIOUR[plan.expectation]}.{' Files: ' + files + '.' if files else ''}{unspecified}"
 
 
 def _reproduce(entry: Entry, plan: ReproPlan) -> list[str]:
@@ -247,7 +251,7 @@ def issue_markdown(
         "",
         "## Expected",
         "",
-        _expected(plan, outputs),
+        _expected(case, plan, outputs),
         *_tolerance_rows(bounds),
         "",
         "## Actual",

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from fuzz.model.case import Case
 from fuzz.model.ops import Op
 from fuzz.ops import registry
@@ -32,6 +34,9 @@ class OpExport:
     """Each output's shape in words, for a case whose sizes do not add up (the EP must refuse it)."""
     unspecified: tuple[str, ...] = ()
     """Outputs whose reference holds NaN where the contract leaves the entry unspecified (never compared)."""
+    disagreement: Callable[[Case, tuple[np.ndarray, ...]], tuple[float, str]] | None = None
+    """For an op whose outputs are not ``(output, present_state)``: an implementation's outputs against the oracle,
+    as the worst error/tolerance ratio and its element in words (None: ``fuzz.engine.compare`` judges them)."""
 
 
 class NotExported(LookupError):

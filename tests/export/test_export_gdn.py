@@ -17,6 +17,7 @@ import pytest
 
 from fuzz.backends.ort_node import node_command, npm_folder
 from fuzz.corpus.entry import Entry
+from fuzz.export import op_export
 from fuzz.export.exporter import ISSUE, REPRO, export_entry, run_repro
 from fuzz.export.onnx_files import MODEL, TEST_DATA
 from fuzz.export.plan import Expectation, ExportError, plan
@@ -98,12 +99,15 @@ def test_repro_mjs_reads_the_int32_inputs_and_cannot_check_either(accepted_inval
     assert "cannot check here: this runtime cannot load or place the model" in run.stdout, run.stdout
 
 
-@pytest.fixture(scope="module")
-def mismatch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _captured_call() -> Case:
     """A captured call whose second request captures less than the capacity: part of its capsule row is open."""
     shape = GdnShape(lengths=(3, 1), ragged=True, q_heads=1, group=2, d_k=2, d_v=3)
-    case = build_gdn_case(shape, GdnLayout(capacity=2, capture_counts=(2, 2)), 4)
-    entry = _entry(case, "gdn-backends-agree", Kind.MISMATCH, "final_state:value")
+    return build_gdn_case(shape, GdnLayout(capacity=2, capture_counts=(2, 2)), 4)
+
+
+@pytest.fixture(scope="module")
+def mismatch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    entry = _entry(_captured_call(), "gdn-backends-agree", Kind.MISMATCH, "final_state:value")
     return export_entry(entry, tmp_path_factory.mktemp("gdn") / "mismatch", check=False)
 
 
@@ -131,3 +135,20 @@ def test_what_a_report_of_the_op_cannot_show_is_refused() -> None:
     with pytest.raises(ExportError, match="property 'gdn-resume' compares several calls"):
         plan(_entry(call, "gdn-resume", Kind.MISMATCH, "final_state:value"))
     assert plan(_entry(call, "gdn-backends-agree", Kind.MISMATCH, "output:value")).expectation is Expectation.OUTPUTS
+
+
+def test_another_implementations_outputs_are_judged_by_the_ops_tolerance(mismatch: Path) -> None:
+    """ISSUE.md's last section judges a GatedDeltaNet answer over its three outputs, the capsule's open entries
+    left out; a wrong element is named in the op's terms."""
+    repro = _load(mismatch / REPRO)
+    _, expected = repro.load_test_data(mismatch / TEST_DATA)
+    case = _captured_call()
+    judge = op_export.for_op(case.op).disagreement
+    assert judge is not None
+    answer = tuple(np.where(np.isnan(want), np.float32(1e30), want) for want in expected.values())
+    ratio, _ = judge(case, answer)
+    assert ratio <= 1.0
+    wrong = (answer[0], answer[1].copy(), answer[2])
+    wrong[1][1, 0, 2, 1] += np.float32(1e-2)
+    ratio, where = judge(case, wrong)
+    assert ratio > 1.0 and where == "final_state[1, 0, 2, 1] (request 1, value head 0, d_v row 2, d_k column 1)", where

@@ -6,9 +6,12 @@ past it, and repro.py compares the specified entries alone.
 
 from __future__ import annotations
 
+import numpy as np
+
 from fuzz.export.op_export import OpExport
 from fuzz.model.case import Case
 from fuzz.model.ops import GATED_DELTA_NET
+from fuzz.ops.gated_delta_net.tolerance import exact_gdn_answer, gdn_depth, worst_ratio
 from oracles.gated_delta_net import GdnDims
 
 TOKEN_AXES = {1: ["token"], 2: ["request", "position"]}
@@ -38,6 +41,23 @@ def _sizes(d: GdnDims) -> str:
             f"effective scale={d.scale:.6g}.")
 
 
+def _disagreement(case: Case, outputs: tuple[np.ndarray, ...]) -> tuple[float, str]:
+    """The worst error/tolerance ratio of ``outputs`` against the oracle, over the entries the contract specifies
+    (as ``gdn-backends-agree`` judges them), and its element in words."""
+    answer, dims = exact_gdn_answer(case.inputs, case.attrs), case.dims()
+    worst, where = 0.0, "every element is exact"
+    for name, actual in zip(case.op.outputs, outputs, strict=True):
+        values, block = answer.part(name)
+        if np.shape(actual) != values.shape:
+            return float("inf"), f"{name} has shape {np.shape(actual)}, expected {values.shape}"
+        ratio, flat = worst_ratio(actual, values, block, answer.stores[name], gdn_depth(dims))
+        if ratio > worst:
+            index = np.unravel_index(flat, values.shape)
+            axes = ", ".join(f"{axis} {int(i)}" for axis, i in zip(_axis_names(dims)[name], index, strict=True))
+            worst, where = ratio, f"{name}[{', '.join(str(int(i)) for i in index)}] ({axes})"
+    return worst, where
+
+
 def _symbolic_shapes(case: Case) -> dict[str, tuple[str, ...]]:
     """``output`` keeps the query's token axes (all but its last two, or its last one for packed QKV: no key and
     no value); the state and the capsule have theirs."""
@@ -54,4 +74,5 @@ EXPORT = OpExport(
     depth_words=lambda depth: f"the longest request's tokens + d_k + d_v = {depth}",
     symbolic_shapes=_symbolic_shapes,
     unspecified=("state_update",),
+    disagreement=_disagreement,
 )
