@@ -5,11 +5,9 @@ runs the op: repro.py says it cannot check it here."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import onnx
@@ -26,6 +24,7 @@ from fuzz.model.findings import Finding, Kind
 from fuzz.ops.gated_delta_net.bad_inputs import BREAKERS
 from fuzz.ops.gated_delta_net.strategies import GdnLayout, GdnShape, build_gdn_case
 from fuzz.ops.state_replay.strategies import build_replay_case
+from tests.support.repro_module import load_repro
 
 FOUND_WITH = {"backends": {"ort-cuda": {"versions": {"onnxruntime": "1.31.1"}, "device": "NVIDIA H100 80GB HBM3"}}}
 """Where the campaign found the CUDA EP's findings (docs/results/2026-12-06-gdn-campaign-h100)."""
@@ -44,14 +43,6 @@ def _decreasing_cu_seqlens() -> Case:
     return breaker.edit(build_gdn_case(shape, layout, 7))
 
 
-def _load(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("exported_gdn_repro", path)
-    assert spec is not None and spec.loader is not None, path
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def accepted_invalid(tmp_path_factory: pytest.TempPathFactory) -> Path:
     case = _decreasing_cu_seqlens()
@@ -65,7 +56,7 @@ def test_the_accepted_invalid_report_names_the_rule_and_the_build(accepted_inval
     assert (node.domain, node.op_type) == ("com.microsoft", "GatedDeltaNet")
     assert list(node.output) == ["output", "final_state", "state_update"]
     assert not list((accepted_invalid / TEST_DATA).glob("output_*.pb")), "a case to refuse has no expected outputs"
-    repro = _load(accepted_invalid / REPRO)
+    repro = load_repro(accepted_invalid / REPRO)
     _, cu_seqlens = repro.read_tensor(accepted_invalid / TEST_DATA / f"input_{list(node.input).index('cu_seqlens')}.pb")
     assert cu_seqlens.dtype == np.int32 and cu_seqlens.tolist() == [3, 2]
     assert (repro.EP, repro.EXPECTATION) == ("CUDAExecutionProvider", "rejection")
@@ -112,7 +103,7 @@ def mismatch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_mismatch_is_judged_over_the_captured_prefix(mismatch: Path) -> None:
-    repro = _load(mismatch / REPRO)
+    repro = load_repro(mismatch / REPRO)
     _, expected = repro.load_test_data(mismatch / TEST_DATA)
     assert list(expected) == ["output", "final_state", "state_update"]
     assert expected["final_state"].dtype == np.float32
@@ -140,7 +131,7 @@ def test_what_a_report_of_the_op_cannot_show_is_refused() -> None:
 def test_another_implementations_outputs_are_judged_by_the_ops_tolerance(mismatch: Path) -> None:
     """ISSUE.md's last section judges a GatedDeltaNet answer over its three outputs, the capsule's open entries
     left out; a wrong element is named in the op's terms."""
-    repro = _load(mismatch / REPRO)
+    repro = load_repro(mismatch / REPRO)
     _, expected = repro.load_test_data(mismatch / TEST_DATA)
     case = _captured_call()
     judge = op_export.for_op(case.op).disagreement
