@@ -285,7 +285,7 @@ def worst_element(got: dict[str, np.ndarray], expected: dict[str, np.ndarray]) -
         same = (have64 == want64) | (np.isnan(want64) & (np.isnan(have64) | (name in UNSPECIFIED)))
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             error = np.where(same, 0.0, np.nan_to_num(np.abs(have64 - want64), nan=np.inf))
-            ratio = np.where(same, 0.0, error / (atol + rtol * np.abs(want64)))
+            ratio = np.where(same, 0.0, np.where(np.isnan(want64), np.inf, error / (atol + rtol * np.abs(want64))))
         if ratio.size and ratio.max() > worst:
             index = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
             worst = float(ratio[index])

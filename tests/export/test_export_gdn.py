@@ -5,6 +5,7 @@ runs the op: repro.py says it cannot check it here."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -143,3 +144,39 @@ def test_another_implementations_outputs_are_judged_by_the_ops_tolerance(mismatc
     wrong[1][1, 0, 2, 1] += np.float32(1e-2)
     ratio, where = judge(case, wrong)
     assert ratio > 1.0 and where == "final_state[1, 0, 2, 1] (request 1, value head 0, d_v row 2, d_k column 1)", where
+
+
+JUDGE_IN_NODE = """
+import { judge } from './repro-core.mjs';
+import { readFileSync } from 'node:fs';
+const c = JSON.parse(readFileSync('case.json', 'utf8')), [name, index] = JSON.parse(process.argv[2]);
+const expected = {}, got = {};
+for (const file of c.outputs) {
+  const t = (await import('./repro-core.mjs')).readTensor(new Uint8Array(readFileSync(`test_data_set_0/${file}`)));
+  expected[t.name] = { dims: t.dims, values: Array.from(t.data) };
+  got[t.name] = { dims: t.dims, values: Array.from(t.data, (v) => (Number.isNaN(v) ? 1e30 : v)) };
+}
+if (name) got[name].values[index] += 0.01;
+const verdict = judge({ stage: 'session.run', outputs: got }, expected, c);
+console.log(verdict.lines.join('\\n'));
+process.exit(verdict.status);
+"""
+"""repro-core.mjs's verdict on the exported case's own reference, its open capsule entries filled, and with one
+element (its first argument: output name and flat index) moved."""
+
+
+@pytest.mark.parametrize(("moved", "said"), [
+    (None, "fixed: the runtime agrees with the reference"),
+    (("final_state", 5), "DEFECT: the runtime returned wrong values"),
+    (("state_update", 0), "DEFECT: the runtime returned wrong values"),
+], ids=["open-entries-filled", "final-state-moved", "captured-entry-moved"])
+def test_repro_mjs_judges_the_captured_prefix_only(mismatch: Path, tmp_path, moved, said) -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    folder = tmp_path / "js"
+    shutil.copytree(mismatch, folder)
+    (folder / "judge.mjs").write_text(JUDGE_IN_NODE)
+    run = subprocess.run([node, "judge.mjs", json.dumps(moved or ["", 0])], cwd=folder, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == (0 if said.startswith("fixed") else 1) and said in run.stdout, run.stdout + run.stderr

@@ -77,7 +77,7 @@ function worstElement(got, expected, tolerance, unspecified) {
     for (let i = 0; i < b.length; i++) {
       const same = a[i] === b[i] || (Number.isNaN(b[i]) && (open || Number.isNaN(a[i])));
       const error = same ? 0 : (Number.isNaN(a[i] - b[i]) ? Infinity : Math.abs(a[i] - b[i]));
-      const ratio = same ? 0 : error / (atol + rtol * Math.abs(b[i]));
+      const ratio = same ? 0 : (Number.isNaN(b[i]) ? Infinity : error / (atol + rtol * Math.abs(b[i])));
       if (ratio > worst) {
         worst = ratio;
         line = `${name}[${index(i, want.dims).join(', ')}]: expected ${b[i]}, got ${a[i]}, |error| ${error.toPrecision(6)}, `
