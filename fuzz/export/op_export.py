@@ -47,7 +47,9 @@ def for_op(op: Op) -> OpExport:
     """The ``EXPORT`` of ``op``'s package; ``NotExported`` with the package's ``REFUSAL`` where it has none."""
     try:
         module = registry.part(op, "export")
-    except ModuleNotFoundError:
+    except ModuleNotFoundError as err:
+        if not (err.name or "").endswith(".export"):  # the part is there, and one of its imports is not
+            raise
         raise NotExported(f"{op.name} has no upstream report (its package has no export part)") from None
     found = getattr(module, "EXPORT", None)
     if not isinstance(found, OpExport):
