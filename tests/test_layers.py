@@ -40,17 +40,22 @@ the command line."""
 
 CAMPAIGN_LEVEL = frozenset({"coverage", "swarm"})
 """The modules of an op's package (``fuzz/ops/<op>/``) that a campaign reads; the others the engine does."""
+EXPORT_LEVEL = frozenset({"export"})
+"""The modules of an op's package that an upstream report reads (``fuzz.export``)."""
 
 LAYER_OF = {package: index for index, layer in enumerate(LAYERS) for package in layer}
 
 
 def package_of(module: str) -> str:
     """The unit of layering a module belongs to: ``fuzz.<name>`` for the engine's packages and modules, else its
-    top-level package. An op's package is a slice through two layers: its engine-level modules (``strategies``,
+    top-level package. An op's package is a slice through three layers: its engine-level modules (``strategies``,
     ``bad_inputs``, ``tolerance``, ``testing``) belong to ``fuzz.engine``, its campaign-level ones
-    (``CAMPAIGN_LEVEL``) to ``fuzz.campaign``; the registry and each op's ``__init__`` (its ``Op``) to ``fuzz.ops``."""
+    (``CAMPAIGN_LEVEL``) to ``fuzz.campaign``, its report's (``EXPORT_LEVEL``) to ``fuzz.export``; the registry and
+    each op's ``__init__`` (its ``Op``) to ``fuzz.ops``."""
     parts = module.split(".")
     if parts[:2] == ["fuzz", "ops"] and len(parts) > 3:
+        if parts[3] in EXPORT_LEVEL:
+            return "fuzz.export"
         return "fuzz.campaign" if parts[3] in CAMPAIGN_LEVEL else "fuzz.engine"
     return ".".join(parts[:2]) if parts[0] == "fuzz" and len(parts) > 1 else parts[0]
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from fuzz.backends import Backend, BackendError, Crashed, Rejected, TimedOut, Unsupported
 from fuzz.engine.compare import MismatchError, assert_agrees_with_oracle
+from fuzz.export import op_export
 from fuzz.export.plan import Expectation
 from fuzz.model.case import Case
 
@@ -39,7 +40,7 @@ def _refusal(err: BackendError) -> str:
 
 
 def _on_values(
-    case: Case, expectation: Expectation, result: tuple[np.ndarray, np.ndarray], expected: dict[str, np.ndarray]
+    case: Case, expectation: Expectation, result: tuple[np.ndarray, ...], expected: dict[str, np.ndarray]
 ) -> tuple[str, bool]:
     if expectation is Expectation.REJECTION:
         return "accepts it and returns values", False
@@ -49,8 +50,15 @@ def _on_values(
             for name, got in zip(("output", "present_state"), result, strict=True)
         )
         return ("passes the past state through" if passed else "returns values other than a pass-through"), passed
+    judged_by_op = op_export.for_op(case.op).disagreement
+    if judged_by_op is not None:
+        ratio, where = judged_by_op(case, result)
+        if ratio > 1.0:
+            return f"disagrees: mismatch at {where} ({ratio:.3g} x the tolerance)", False
+        return f"agrees with the oracle (worst error/tolerance {ratio:.3g})", True
+    output, present_state = result  # an op judged by the engine: (output, present_state)
     try:
-        worst = max(assert_agrees_with_oracle(case, result))
+        worst = max(assert_agrees_with_oracle(case, (output, present_state)))
     except MismatchError as err:
         return f"disagrees: {err.mismatch.reason} mismatch at {err.mismatch.tensor} {err.mismatch.where()}", False
     return f"agrees with the oracle (worst error/tolerance {worst:.3g})", True
@@ -79,7 +87,7 @@ def opinion(backend: Backend, case: Case, expectation: Expectation, expected: di
             if case.state_window and backend.capabilities().window == "prefix":
                 verdict += " (it serves W > 0 as W = 0 prefix calls)"
             return Opinion(backend.name, device, verdict, fine)
-        result = backend.run(case)
+        result = backend.run_outputs(case)
     except Rejected as err:
         refused = f"refuses it: {_refusal(err)}"
         return Opinion(backend.name, device, refused,

@@ -17,6 +17,7 @@ import numpy as np
 
 from fuzz.engine.op_testing import exact_for, for_op
 from fuzz.engine.tolerance import ACCUMULATION_FACTOR, COMPUTE_DTYPE, Budget, eps
+from fuzz.export import op_export
 from fuzz.model.case import Case
 
 
@@ -29,18 +30,19 @@ class Bound:
 
 
 def uniform_bounds(case: Case, expected: dict[str, np.ndarray]) -> dict[str, Bound]:
-    """One ``Bound`` per output of a valid ``case``, from ``expected`` (the rounded float64 answer)."""
+    """One ``Bound`` per output of a valid ``case``, from ``expected`` (the rounded float64 answer, each output in
+    its own type)."""
     dims = case.dims()
     exact = exact_for(case)
     bounds = {}
     for name, rounded in expected.items():
         depth = for_op(case.op).depth(dims, name, None)
-        budget = Budget((case.dtype,), depth)
-        rtol = ACCUMULATION_FACTOR * depth * eps(COMPUTE_DTYPE[case.dtype]) + eps(case.dtype)
+        budget = Budget((rounded.dtype,), depth)
+        rtol = ACCUMULATION_FACTOR * depth * eps(COMPUTE_DTYPE[case.dtype]) + eps(rounded.dtype)
         values, block = exact.part(name)
         reference = np.abs(rounded.astype(np.float64))
         model = budget.tolerance(values, block) + 0.5 * np.spacing(np.abs(rounded)).astype(np.float64)
-        atol = float(np.max(model - rtol * reference, initial=0.0))
+        atol = float(np.nanmax(model - rtol * reference, initial=0.0))  # NaN: an entry the contract leaves open
         bounds[name] = Bound(atol=atol, rtol=rtol)
     return bounds
 
@@ -50,13 +52,12 @@ def derivation(case: Case) -> str:
     dims = case.dims()
     depth = for_op(case.op).depth(dims, "output", None)
     compute = COMPUTE_DTYPE[case.dtype].name
-    what = f"T + d_k = {depth}" if case.op.name == "LinearAttention" else \
-        f"kernel taps + 2 = {depth} for output, 0 for present_state (a copy)"
+    what = op_export.for_op(case.op).depth_words(depth)
     return (
-        f"From lafuzz's tolerance model (fuzz/engine/tolerance.py: Budget of one {case.dtype} result against the "
-        f"float64 answer, depth = {what}): per element half an ulp + {ACCUMULATION_FACTOR:g}*depth*"
-        f"eps({compute})*(|exact| + block) + underflow, plus half an ulp for rounding the reference to "
-        f"{case.dtype}; written as atol + rtol*|expected| with rtol = {ACCUMULATION_FACTOR:g}*depth*eps({compute}) "
-        f"+ eps({case.dtype}) and atol the largest remainder over the tensor, so it contains the model's bound at "
-        "every element (fuzz/export/bounds.py)."
+        "From lafuzz's tolerance model (fuzz/engine/tolerance.py: Budget of one result in its stored type "
+        f"({case.dtype} unless the op fixes it) against the float64 answer, depth = {what}): per element half an "
+        f"ulp + {ACCUMULATION_FACTOR:g}*depth*eps({compute})*(|exact| + block) + underflow, plus half an ulp for "
+        f"rounding the reference to the stored type; written as atol + rtol*|expected| with rtol = "
+        f"{ACCUMULATION_FACTOR:g}*depth*eps({compute}) + eps(stored type) and atol the largest remainder over the "
+        "tensor, so it contains the model's bound at every element (fuzz/export/bounds.py)."
     )

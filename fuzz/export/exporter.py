@@ -22,6 +22,7 @@ from pathlib import Path
 from fuzz import atomic
 from fuzz.backends import Backend
 from fuzz.corpus.entry import Entry
+from fuzz.export import op_export
 from fuzz.export.agreement import opinions
 from fuzz.export.bounds import Bound, uniform_bounds
 from fuzz.export.issue import Transcript, issue_markdown, title
@@ -62,6 +63,7 @@ def write_js_repro(folder: Path, case: Case, expectation: Expectation, bounds: d
     data = folder / "test_data_set_0"
     document = {"case": case.summary(), "expectation": str(expectation),
                 "tolerance": {name: [b.atol, b.rtol] for name, b in bounds.items()},
+                "unspecified": list(op_export.for_op(case.op).unspecified),
                 "inputs": sorted(p.name for p in data.glob("input_*.pb")),
                 "outputs": sorted(p.name for p in data.glob("output_*.pb"))}
     atomic.write_text(folder / "case.json", json.dumps(document, indent=1) + "\n")

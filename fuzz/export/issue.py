@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from fuzz.corpus.entry import Entry
+from fuzz.export import op_export
 from fuzz.export.agreement import Opinion
 from fuzz.export.bounds import Bound
-from fuzz.export.onnx_files import OUTPUT_NAMES, TEST_DATA, checker_note
+from fuzz.export.onnx_files import TEST_DATA, checker_note
 from fuzz.export.plan import Expectation, ReproPlan
 from fuzz.model.case import Case
 from fuzz.model.findings import Kind
-from fuzz.model.ops import LINEAR_ATTENTION
 from oracles.validation import ValidationError
 
 PROBLEMS = {
@@ -34,8 +34,8 @@ PROBLEMS = {
 INLINE_VALUES = 8
 """Arrays with at most this many elements have their values written in the report."""
 EXPECTED_BEHAVIOUR = {
-    Expectation.OUTPUTS: "Output and present_state equal to the float64 reference, rounded to the model's type, "
-    "within the tolerance below",
+    Expectation.OUTPUTS: "Every output equal to the float64 reference, rounded to the output's type, within the "
+    "tolerance below",
     Expectation.REJECTION: "An error naming the broken rule (as the CPU EP gives), never values and never a crash",
     Expectation.REJECTION_OR_PASS_THROUGH: "An error, or an empty output with the past state passed through "
     "(as the CPU EP does); never a crash",
@@ -112,25 +112,13 @@ def _attribute_rows(case: Case) -> list[str]:
 
 
 def _layouts(case: Case) -> dict[str, str]:
-    """Each input's layout in the schema's terms, where the sizes add up."""
+    """Each input's layout in the schema's terms: as this call spells it where the sizes add up, else every
+    spelling the schema allows."""
     try:
         dims = case.op.validate(**case.kwargs(), allow_empty_sequence=True)
     except ValidationError:
-        return {}
-    if case.op is not LINEAR_ATTENTION:
-        slot = "(B, L, d_1, ..., d_n)" if dims.channels_last else "(B, C, spatial..., L)"
-        return {"input": "(B, T, d_1, ..., d_n)" if dims.channels_last else "(B, C, spatial..., T)",
-                "weight": "(C, 1, k_1, ..., k_ndim)", "bias": "(C,)",
-                "past_state": f"(W, {slot[1:]}" if dims.state_window else slot}
-    state = "(W, B, H_kv, d_k, d_v)" if dims.state_window else "(B, H_kv, d_k, d_v)"
-    return {
-        "query": "(B, T, H_q*d_k)",
-        "key": "(B, T, n_k*d_k)",
-        "value": "(B, T, H_kv*d_v)",
-        "past_state": state,
-        "decay": "per key row (B, T, H_kv*d_k)" if dims.decay_per_row else "per head (B, T, H_kv)",
-        "beta": "shared (B, T, 1)" if dims.beta_shared else "per head (B, T, H_kv)",
-    }
+        return dict(case.op.layouts)
+    return op_export.for_op(case.op).layouts(dims)
 
 
 def _input_rows(case: Case) -> list[str]:
@@ -141,7 +129,8 @@ def _input_rows(case: Case) -> list[str]:
         if array is None:
             rows.append(f"| `{name}` | omitted | | {'zeros' if name == 'past_state' else ''} | |")
             continue
-        values = np.array2string(array.ravel(), separator=", ") if array.size <= INLINE_VALUES else "in the .pb file"
+        values = (np.array2string(array.ravel(), separator=", ", max_line_width=1 << 16) if array.size <= INLINE_VALUES
+                  else "in the .pb file")
         rows.append(f"| `{name}` | `{tuple(array.shape)}` | {array.dtype} | {layouts.get(name, '')} | {values} |")
     return rows
 
@@ -149,15 +138,7 @@ def _input_rows(case: Case) -> list[str]:
 def _sizes(case: Case, plan: ReproPlan) -> str:
     if plan.broken_rule:
         return f"The case breaks a rule of the operator: {plan.broken_rule}."
-    d = case.dims()
-    if case.op is not LINEAR_ATTENTION:
-        spatial = f", spatial sizes {d.spatial}" if d.spatial else ""
-        return (f"Sizes: B={d.batch}, T={d.seq_len}, C={d.channels}{spatial}, kernel {d.kernel}, "
-                f"dilation {d.dilation}, state length L=(k-1)*dilation={d.state_length}, W={d.state_window}.")
-    return (
-        f"Sizes: B={d.batch}, T={d.seq_len}, H_q={d.q_heads}, H_kv={d.kv_heads}, n_k={d.key_heads}, "
-        f"d_k={d.d_k}, d_v={d.d_v}, W={d.state_window}, effective scale={d.scale:.6g}."
-    )
+    return op_export.for_op(case.op).sizes(case.dims())
 
 
 def _recorded(entry: Entry) -> str:
@@ -193,11 +174,14 @@ def _opinion_rows(opinions: list[Opinion] | None) -> list[str]:
     return rows + [f"| {o.backend} | {o.device} | {marks[o.as_contract_asks]} | {o.verdict} |" for o in opinions]
 
 
-def _expected(plan: ReproPlan, outputs: dict[str, np.ndarray]) -> str:
-    files = ", ".join(f"`{TEST_DATA}/output_{i}.pb` ({name})" for i, name in enumerate(OUTPUT_NAMES) if name in outputs)
+def _expected(case: Case, plan: ReproPlan, outputs: dict[str, np.ndarray]) -> str:
+    files = ", ".join(f"`{TEST_DATA}/output_{i}.pb` ({name})" for i, name in enumerate(outputs))
     if plan.expectation is Expectation.ALIASED_AS_SEPARATE:
         return f"{EXPECTED_BEHAVIOUR[plan.expectation]}. {REFERENCE_NOTE.format(files=files)}"
-    return f"{EXPECTED_BEHAVIOUR[plan.expectation]}.{' Files: ' + files + '.' if files else ''}"
+    open_entries = [f"`{name}`" for name in op_export.for_op(case.op).unspecified if name in outputs]
+    unspecified = (f" In {', '.join(open_entries)}, NaN in the reference marks an entry the operator leaves "
+                   "unspecified, which is not compared." if open_entries else "")
+    return f"{EXPECTED_BEHAVIOUR[plan.expectation]}.{' Files: ' + files + '.' if files else ''}{unspecified}"
 
 
 def _reproduce(entry: Entry, plan: ReproPlan) -> list[str]:
@@ -267,7 +251,7 @@ def issue_markdown(
         "",
         "## Expected",
         "",
-        _expected(plan, outputs),
+        _expected(case, plan, outputs),
         *_tolerance_rows(bounds),
         "",
         "## Actual",

@@ -6,7 +6,9 @@ give the oracle's results, a case that breaks a rule must be refused, and ``T = 
 contract, docs/spec.md §2) may be refused or answered by passing the state through. A crash or a hang is a
 defect under every expectation. Only properties that judge one call of the EP against the contract
 can be checked by one ``session.run``, and ``aliasing``, whose check is the same case bound two ways
-(past and present state in one device buffer, then in two); the others raise ``ExportError``.
+(past and present state in one device buffer, then in two); the others raise ``ExportError``. An op is
+exported where its package has an export part (``fuzz.export.op_export``); GatedDeltaNet's empty call, outside
+its contract with no answer to check, is refused.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from fuzz.backends.base import Unavailable
 from fuzz.backends.ort_session import OrtBackend
 from fuzz.backends.registry import backend_class, check_recorded
 from fuzz.corpus.entry import Entry
+from fuzz.export import op_export
 from fuzz.model.case import Case
 from oracles.validation import ValidationError
 
-SINGLE_CALL_PROPERTIES = ("backends-agree", "error-parity", "prefix-oracle", "leading-zeros")
+SINGLE_CALL_PROPERTIES = ("backends-agree", "error-parity", "prefix-oracle", "leading-zeros", "gdn-backends-agree")
 """Properties whose failure is one call's results (or refusal, or crash) against the contract."""
 ALIASING = "aliasing"
 """The property whose failure is an aliased binding's bits against a separate binding's, on one EP."""
@@ -91,12 +94,10 @@ def plan(entry: Entry) -> ReproPlan:
     eps = ort_backends(entry)
     if not eps:
         raise ExportError(f"{entry.id}: no ONNX Runtime backend among {', '.join(finding.backends)}")
-    if not finding.case.op.windowed:
-        raise ExportError(
-            f"{entry.id}: repro.py reproduces a call of the ops with a window of states (LinearAttention, "
-            f"CausalConvWithState); an upstream report of {finding.case.op.name} is not written yet: "
-            f"`lafuzz repro {entry.id}` re-checks the entry"
-        )
+    try:
+        op_export.for_op(finding.case.op)
+    except op_export.NotExported as err:
+        raise ExportError(f"{entry.id}: {err}") from None
     if finding.property not in (*SINGLE_CALL_PROPERTIES, ALIASING):
         raise ExportError(
             f"{entry.id}: property {finding.property!r} compares several calls; repro.py checks one "
@@ -110,6 +111,9 @@ def plan(entry: Entry) -> ReproPlan:
             "model with state_window would only be refused (shrink it to a W = 0 case first)"
         )
     expectation, rule = expectation_of(finding.case)
+    if expectation is Expectation.REJECTION_OR_PASS_THROUGH and not finding.case.op.windowed:
+        raise ExportError(f"{entry.id}: an empty call of {finding.case.op.name} is outside its contract, which "
+                          "gives no answer to check")
     if finding.property == ALIASING:
         if expectation is not Expectation.OUTPUTS or "past_state" not in finding.case.inputs:
             raise ExportError(f"{entry.id}: an aliasing finding needs a valid case with a past_state to bind")

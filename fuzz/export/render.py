@@ -11,11 +11,10 @@ import json
 import textwrap
 from pathlib import Path
 
-from fuzz.export import repro_template
+from fuzz.export import op_export, repro_template
 from fuzz.export.bounds import Bound, derivation
 from fuzz.export.plan import Expectation, ReproPlan
 from fuzz.model.case import Case
-from fuzz.model.ops import LINEAR_ATTENTION
 from oracles.validation import ValidationError
 
 TEMPLATE = Path(repro_template.__file__)
@@ -25,7 +24,7 @@ TITLE_LINE = '"""' + (repro_template.__doc__ or "").splitlines()[0] + "\n"
 
 
 def _value_columns(case: Case) -> int:
-    """LinearAttention's ``d_v`` where the sizes add up (1 otherwise: an invalid case has no outputs to locate)."""
+    """LinearAttention's ``d_v`` where the sizes add up (1 otherwise: an op or case with no heads to locate)."""
     try:
         return int(getattr(case.op.validate(**case.kwargs(), allow_empty_sequence=True), "d_v", 1))
     except ValidationError:
@@ -33,22 +32,13 @@ def _value_columns(case: Case) -> int:
 
 
 def axis_names(case: Case) -> dict[str, list[str]]:
-    """The name of every axis of ``output`` and ``present_state``, for an op other than LinearAttention (whose
-    elements repro.py locates by ``D_V``); empty where the sizes do not add up."""
-    if case.op is LINEAR_ATTENTION:
-        return {}
+    """The name of every axis of each output, as the op's export part gives them (LinearAttention gives none: repro.py
+    locates its elements by ``D_V``); empty where the sizes do not add up."""
     try:
-        d = case.op.validate(**case.kwargs(), allow_empty_sequence=True)
+        dims = case.op.validate(**case.kwargs(), allow_empty_sequence=True)
     except ValidationError:
         return {}
-    if d.channels_last:
-        channels = ["channel"] if len(d.channel_shape) == 1 else [f"channel axis {i + 1}" for i in
-                                                                  range(len(d.channel_shape))]
-        output, state = ["batch", "position", *channels], ["batch", "state position", *channels]
-    else:
-        spatial = [f"spatial axis {i + 1}" for i in range(len(d.spatial))]
-        output, state = ["batch", "channel", *spatial, "position"], ["batch", "channel", *spatial, "state position"]
-    return {"output": output, "present_state": ["slot", *state] if d.state_window else state}
+    return op_export.for_op(case.op).axis_names(dims)
 
 
 def _string_constant(name: str, text: str) -> str:
@@ -65,6 +55,8 @@ def _constants(plan: ReproPlan, case: Case, bounds: dict[str, Bound]) -> str:
         f"EXPECTATION = {json.dumps(str(plan.expectation))}",
         _string_constant("CASE", case.summary()),
         f"D_V = {_value_columns(case)}",
+        f"OUTPUTS = {json.dumps(list(case.op.outputs))}",
+        f"UNSPECIFIED = {json.dumps(list(op_export.for_op(case.op).unspecified))}",
         "AXES: dict[str, list[str]] = {" + "".join(f"\n    {json.dumps(tensor)}: {json.dumps(names)},"
                                                    for tensor, names in axis_names(case).items())
         + ("\n}" if axis_names(case) else "}"),

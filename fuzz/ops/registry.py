@@ -1,11 +1,13 @@
 """The one list of the ops the engine tests: each op's package, looked up by op name.
 
-An op's package (``fuzz/ops/<op>/``) holds how the op is tested, in two levels:
+An op's package (``fuzz/ops/<op>/``) holds how the op is tested, in three levels:
 
 - engine level: ``strategies``, ``bad_inputs``, ``tolerance`` and ``testing`` (its ``TESTING``, an
   ``fuzz.engine.op_testing.OpTesting``), what the engine's properties draw and check;
 - campaign level: ``coverage`` (its ``COVERAGE``, a ``fuzz.campaign.bucketing.OpCoverage``) and ``swarm``
   (its ``SWARM``, a ``fuzz.campaign.swarm.OpSwarm``), what a campaign counts and schedules;
+- report level: ``export`` (its ``EXPORT``, a ``fuzz.export.op_export.OpExport``, or its ``REFUSAL``), what an
+  upstream report says of the op;
 
 and, in its ``__init__``, ``OP``: the op's contract (``fuzz.model.ops.Op``). The registry imports a part only
 when a layer asks for it (``part``), so that the engine never loads the campaign's parts, and a part may import
@@ -39,8 +41,8 @@ def op_names() -> tuple[str, ...]:
 
 
 def part(op: Op | str, name: str) -> ModuleType:
-    """Module ``name`` (``testing``, ``coverage``, ``swarm``) of the package of ``op`` (an ``Op`` or its name);
-    ``KeyError`` naming the registered ops."""
+    """Module ``name`` (``testing``, ``coverage``, ``swarm``, ``export``) of the package of ``op`` (an ``Op`` or
+    its name); ``KeyError`` naming the registered ops."""
     wanted = op if isinstance(op, str) else op.name
     for package in PACKAGES:
         if importlib.import_module(package).OP.name == wanted:

@@ -4,9 +4,7 @@ tolerance model, what each case expects, and the campaign's export hook."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import onnx
@@ -21,10 +19,10 @@ from fuzz.export.bounds import uniform_bounds
 from fuzz.export.exporter import ISSUE, REPRO, UPSTREAM, export_entry, export_upstream
 from fuzz.export.onnx_files import CHECKER_NOTE, MODEL, TEST_DATA, reference_outputs
 from fuzz.export.plan import Expectation, ExportError, expectation_of, plan
-from fuzz.ops.gated_delta_net.strategies import GdnLayout, GdnShape, build_gdn_case
 from fuzz.ops.linear_attention.tolerance import exact_answer
 from oracles.validation import INPUT_NAMES
 from tests.support.random_cases import random_case
+from tests.support.repro_module import load_repro
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 ENTRIES = ("backends-agree/ort-webgpu-shared-beta", "error-parity/ort-webgpu-kv-heads-zero",
@@ -51,7 +49,7 @@ def test_test_data_round_trips_to_the_case(tmp_path, name):
         assert array.dtype == case.inputs[name_].dtype and array.tobytes() == case.inputs[name_].tobytes()
         own_name, own_array = repro_template.read_tensor(data / f"input_{number}.pb")
         assert own_name == name_ and own_array.shape == array.shape and own_array.tobytes() == array.tobytes()
-    repro, wanted = _load(out / REPRO), plan(entry)
+    repro, wanted = load_repro(out / REPRO), plan(entry)
     assert case.summary() == repro.CASE and wanted.expectation == repro.EXPECTATION and wanted.provider == repro.EP
     assert max(len(line) for line in (out / REPRO).read_text().splitlines()) <= 120
     expected = reference_outputs(case, plan(entry).expectation)
@@ -59,14 +57,6 @@ def test_test_data_round_trips_to_the_case(tmp_path, name):
     assert [onnx.load_tensor(str(p)).name for p in written] == list(expected)
     for path, (name_, array) in zip(written, expected.items(), strict=True):
         assert numpy_helper.to_array(onnx.load_tensor(str(path))).tobytes() == array.tobytes(), name_
-
-
-def _load(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("exported_repro", path)
-    assert spec is not None and spec.loader is not None, path
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_repro_reads_float16_and_empty_tensors(tmp_path):
@@ -113,9 +103,6 @@ def test_what_one_call_cannot_show_is_refused():
     windowed = entry.finding.case.with_attrs(state_window=1)
     with pytest.raises(ExportError, match="ran this case as W = 0 prefix runs"):
         plan(_as(entry, case=windowed))
-    gdn = build_gdn_case(GdnShape(lengths=(2,), ragged=False, q_heads=1, group=1, d_k=2, d_v=2), GdnLayout(), 1)
-    with pytest.raises(ExportError, match="an upstream report of GatedDeltaNet is not written yet"):
-        plan(_as(entry, property="gdn-backends-agree", case=gdn))
 
 
 def test_an_existing_folder_that_is_not_an_export_is_left_alone(tmp_path):

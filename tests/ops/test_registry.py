@@ -17,6 +17,7 @@ from fuzz.campaign.shard import WorkUnit
 from fuzz.campaign.worker import plan_for
 from fuzz.engine.op_testing import for_limits, for_op
 from fuzz.engine.properties import resolve_property
+from fuzz.export import op_export
 from fuzz.model.ops import CAUSAL_CONV, GATED_DELTA_NET, GATED_DELTA_NET_STATE_REPLAY, LINEAR_ATTENTION
 from fuzz.ops import registry
 
@@ -129,3 +130,9 @@ def test_without_its_registry_line_the_op_is_unknown() -> None:
     assert NAME not in registry.op_names() and NAME not in coverage.universe()["op"]
     with pytest.raises(KeyError, match=NAME):
         for_op(NAME)
+
+
+def test_an_op_without_an_export_part_has_no_upstream_report(third_op: str) -> None:
+    (op,) = (op for op in registry.ops() if op.name == third_op)
+    with pytest.raises(op_export.NotExported, match=f"{third_op} has no upstream report"):
+        op_export.for_op(op)
