@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
-from fuzz.engine.op_testing import OpLimits
+from fuzz.engine.op_testing import OpLimits, for_limits
 from fuzz.engine.properties import resolve_property
 from fuzz.model.case import Case
 from fuzz.model.ops import Op
@@ -188,10 +188,13 @@ def sitting_out(plan: UnitPlan, names: tuple[str, ...]) -> frozenset[str]:
     """The backends among ``names`` that ``plan`` leaves out, never every kernel runtime of the campaign
     (the first of them in ``KERNEL_RUNTIMES`` order then runs). A steered unit (``only``) runs its backends alone,
     and of the kernel's forms and other platforms among them the ones its plan drew, as any unit: each compiles
-    pipelines of its own, which on a software adapter cost more than the unit's cases."""
+    pipelines of its own, which on a software adapter cost more than the unit's cases. Another op's kernel on another
+    platform always sits out: it runs none of the unit's cases, and only starting its process would say so."""
     forms = (*KERNEL_RUNTIMES, CHUNKED_RUNTIME, SPECIALISED_RUNTIME, WIDE_RUNTIME)
+    platforms = {p for op in registry.op_names() for p in swarm_of(op).platforms}
+    others = platforms - set(swarm_of(for_limits(plan.limits).op.name).platforms)
     if plan.only is not None:
-        drawn = set(forms) | {p for op in registry.op_names() for p in swarm_of(op).platforms}
+        drawn = set(forms) | platforms
         out = (set(names) - plan.only) | (set(plan.sit_out) & drawn & set(names))
         runtimes = [r for r in forms if r in names and r in plan.only]
     else:
@@ -199,7 +202,7 @@ def sitting_out(plan: UnitPlan, names: tuple[str, ...]) -> frozenset[str]:
         runtimes = [r for r in forms if r in names]
     if runtimes and set(runtimes) <= out:
         out.discard(runtimes[0])
-    return frozenset(out)
+    return frozenset(out | (others & set(names)))
 
 
 def other_builds_out(rng: random.Random, *, slow_unit: bool) -> frozenset[str]:

@@ -199,3 +199,14 @@ def test_a_focused_unit_runs_the_kernel_on_another_platform_only_where_its_plan_
         assert running & set(platforms) == set(platforms) - plan.sit_out
         runs.append(bool(running & set(platforms)))
     assert 0 < sum(runs) < 0.4 * len(runs)
+
+
+def test_a_unit_leaves_out_the_other_ops_kernels_on_other_platforms() -> None:
+    """Their processes start on first use, and asking whether they run the unit's op would start them: a conv unit
+    never takes LinearAttention's kernel in the browser or on SwiftShader, nor the reverse."""
+    la_platforms, conv_platforms = set(la_swarm.PLATFORMS), set(conv_swarm.PLATFORMS)
+    names = ("oracle", *swarm.KERNEL_RUNTIMES, "wgpu-conv", *la_platforms, *conv_platforms)
+    for seed in range(40):
+        for op, others in ((LA, conv_platforms), (CONV, la_platforms)):
+            unit = WorkUnit("backends-agree", 5, seed, arm=Arm(op, swarm.swarm_of(op).tiers[0][0], ""), only=None)
+            assert others <= swarm.sitting_out(plan_for("swarm", unit, 50, (op,)), names)
