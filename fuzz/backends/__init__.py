@@ -85,16 +85,14 @@ def backend_class_or_none(spec: str) -> type[Backend] | None:
 
 
 def probe_all(names: list[str] | None = None) -> list[Availability]:
-    """Try to create each backend (all by default) and report what it can do, or why not; raises
-    ``NoSuchDevice`` when the device chosen on the command line is not there."""
+    """Try to create each backend (all by default, those in a process of their own side by side,
+    ``create_side_by_side``) and report what it can do, or why not; raises ``NoSuchDevice`` when the device chosen
+    on the command line is not there."""
+    specs = names or list(REGISTRY)
     found = []
-    for name in names or list(REGISTRY):
-        try:
-            backend = create(name)
-        except NoSuchDevice:
-            raise
-        except Unavailable as err:
-            found.append(Availability(name, None, str(err)))
+    for name, backend in zip(specs, create_side_by_side(specs), strict=True):
+        if isinstance(backend, Unavailable):
+            found.append(Availability(name, None, str(backend)))
             continue
         try:
             found.append(Availability(name, backend.capabilities(), None))
