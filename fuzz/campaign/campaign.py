@@ -163,6 +163,8 @@ class Campaign:
         self.backend_compiles: Counter = Counter()
         self.compile_seconds: Counter = Counter()
         self.lost: dict[str, str] = {}
+        self.lost_backends: set[str] = set()
+        """The names of the backends a worker lost (``lost`` says why)."""
         self.coverage: Counter = Counter()
         self.ratios: dict[str, Counter] = {}
         self.parts: dict[str, list[float]] = {}
@@ -361,6 +363,7 @@ class Campaign:
         self.steering.absorb(result, len(first), len(fresh))
         for name, why in result.lost.items():
             key = f"{name} (lost by a worker mid-campaign)"
+            self.lost_backends.add(name)
             if key not in self.lost:
                 self.lost[key] = why
                 self.progress.note(f"[lafuzz] a worker lost backend {name}: {why}")

@@ -117,8 +117,8 @@ SERVES: tuple[tuple[tuple[str, ...], Serves], ...] = (
     (("fuzz/backends/ortjs/browser-worker.mjs", "fuzz/backends/ortjs/base64.mjs"), Serves(("ort-web", *BROWSER))),
     (("fuzz/backends/onnx_reference.py",), Serves(("onnx-reference",))),
     (("fuzz/backends/ortjs/*",), Serves(("ort-node", "ort-web"))),
-    (("fuzz/backends/oracle.py", "fuzz/backends/base.py", "fuzz/backends/registry.py", "fuzz/backends/__init__.py"),
-     EVERYTHING),
+    (("fuzz/backends/oracle.py", "fuzz/backends/base.py", "fuzz/backends/registry.py", "fuzz/backends/__init__.py",
+      "fuzz/backends/remembered.py"), EVERYTHING),
 )
 """Implementation file patterns (``fnmatch``, relative to the checkout, the first match wins) -> what they serve."""
 

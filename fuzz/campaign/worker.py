@@ -16,15 +16,17 @@ import signal
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from hypothesis import settings as Settings
 
 from fuzz import atomic, environment
-from fuzz.backends import Backend, Lost, Unavailable, backend_class, create, create_side_by_side
+from fuzz.backends import Backend, Capabilities, Lost, Unavailable, backend_class, create, create_side_by_side
 from fuzz.backends.device_choice import assign_worker, worker_number
+from fuzz.backends.remembered import Remembered
 from fuzz.campaign import profiles, swarm
 from fuzz.campaign.database import UnitDatabase, campaign_database, shared_key
 from fuzz.campaign.shard import WorkUnit
@@ -36,6 +38,7 @@ from fuzz.corpus.entry import CorpusError, Entry, from_bytes, marks, to_bytes
 from fuzz.corpus.shrunk import preshrunk, shrunk_by_the_first_worker
 from fuzz.engine.op_testing import PRESETS, for_op
 from fuzz.engine.properties import resolve_property
+from fuzz.model.case import Case
 from fuzz.model.findings import Finding, PropertyFailure
 from fuzz.model.ops import LINEAR_ATTENTION
 from fuzz.ops import registry
@@ -86,11 +89,22 @@ def errors_kept(run: Callable[..., UnitResult]) -> Callable[..., UnitResult]:
     return running
 
 
-def _available(backend: Backend | Unavailable) -> Backend:
-    """A backend the campaign found here, or its ``Unavailable`` raised (the worker cannot run)."""
-    if isinstance(backend, Unavailable):
-        raise backend
-    return backend
+class _Gone(Backend):
+    """In a worker, a backend the campaign found here (or remembered, ``fuzz.backends.remembered``) that could not be
+    created: the worker lists it as lost and never runs it; any call raises ``Lost``."""
+
+    def __init__(self, name: str, why: str) -> None:
+        self.name, self.why = name, why
+
+    @property
+    def implementation(self) -> None:
+        return None
+
+    def capabilities(self) -> Capabilities:
+        raise Lost(self.name, self.why)
+
+    def run(self, case: Case) -> tuple[np.ndarray, np.ndarray]:
+        raise Lost(self.name, self.why)
 
 
 def unfinished_path(out: Path, unit: WorkUnit) -> Path:
@@ -113,7 +127,14 @@ class Worker:
     def __init__(self, config: Any, on_example: Callable[[], None] = lambda: None,
                  stop_at: Callable[[], float] = lambda: float("inf")) -> None:
         self.config = config
-        self.backends = [CountingBackend(_available(b)) for b in create_side_by_side(config.backends, deferred=True)]
+        self.lost: dict[str, str] = {}
+        """Backend name -> why this worker could no longer use it (reported with every later unit)."""
+        self.backends: list[CountingBackend] = []
+        for spec, backend in zip(config.backends, create_side_by_side(config.backends, deferred=True), strict=True):
+            if isinstance(backend, Unavailable):
+                backend = _Gone(getattr(backend_class(spec), "name", spec), str(backend))
+                self.lost[backend.name] = f"it could not be created in a campaign worker: {backend.why}"
+            self.backends.append(CountingBackend(backend))
         self._isolated: list[CountingBackend] | None = None
         self.names = tuple(b.name for b in self.backends)
         self.base = profiles.get("campaign")
@@ -125,8 +146,6 @@ class Worker:
         self.seen_shared: set[bytes] = set()
         # the worker-process builds sit out their issues' cases; only the first worker shrinks a documented crash
         self.shrunk_issues: set[str] = preshrunk(self.names) | shrunk_by_the_first_worker(self.names, worker_number())
-        self.lost: dict[str, str] = {}
-        """Backend name -> why this worker could no longer use it (reported with every later unit)."""
 
     def stop_at(self) -> float:
         """The campaign's stop time, or now once the example database met a full disk (nothing more can be
@@ -286,20 +305,36 @@ class Probe:
     """Backend name -> ``Capabilities.to_json()``."""
     missing: dict[str, str]
     """Spec -> why it cannot be created here."""
+    recalled: dict[str, str] = field(default_factory=dict)
+    """Spec -> backend name of the usable backends whose description was remembered (``fuzz.backends.remembered``),
+    not probed now."""
 
 
-def probe(specs: list[str]) -> Probe:
+def probe(specs: list[str], remembered: Remembered | None = None) -> Probe:
     """Create each backend once (in this process) to learn what it can do here; ``KeyError`` for an
     unknown name, ``NoSuchDevice`` for a device chosen on the command line that is not there. The backends whose
-    implementation runs in a process of its own start side by side (``fuzz.backends.create_side_by_side``)."""
-    found = Probe([], {}, {})
-    for spec, backend in zip(specs, create_side_by_side(specs), strict=True):
+    implementation runs in a process of its own start side by side (``fuzz.backends.create_side_by_side``).
+    With ``remembered``, a backend whose last probe is still current there is not created, and what the others
+    were found to do is remembered."""
+    recalled = {spec: known for spec in specs if remembered and (known := remembered.recall(spec)) is not None}
+    fresh = [spec for spec in specs if spec not in recalled]
+    probed: dict[str, tuple[str, dict[str, Any]] | str] = {}
+    for spec, backend in zip(fresh, create_side_by_side(fresh), strict=True):
         if isinstance(backend, Unavailable):
-            found.missing[spec] = str(backend)
+            probed[spec] = str(backend)
             continue
         try:
-            found.described[backend.name] = backend.capabilities().to_json()
-            found.usable.append(spec)
+            probed[spec] = (backend.name, backend.capabilities().to_json())
         finally:
             backend.close()
+    if remembered is not None:
+        remembered.remember({spec: found for spec, found in probed.items() if not isinstance(found, str)})
+    found = Probe([], {}, {}, {spec: name for spec, (name, _) in recalled.items()})
+    for spec in specs:
+        result = recalled.get(spec) or probed[spec]
+        if isinstance(result, str):
+            found.missing[spec] = result
+        else:
+            found.described[result[0]] = result[1]
+            found.usable.append(spec)
     return found

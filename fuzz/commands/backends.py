@@ -11,15 +11,19 @@ from fuzz import backend_options, compile_cache, environment
 
 
 def list_backends(args: argparse.Namespace) -> int:
-    """Probe every backend named (default: all) and print what each can do, or why it is unavailable."""
+    """Probe every backend named (default: all) and print what each can do, or why it is unavailable; what was
+    found is remembered for the next campaigns (``fuzz.backends.remembered``)."""
     import tempfile
 
     from fuzz.backends import probe_all
+    from fuzz.backends.remembered import Remembered
 
     log = Path(tempfile.gettempdir()) / f"lafuzz-backends-{os.getuid()}.log"
     log.unlink(missing_ok=True)
     with environment.native_output_to(log):  # Dawn's limit warnings, once per device made
         found = probe_all(args.names.split(",") if args.names else None)
+    Remembered().remember({item.name: (item.name, item.capabilities.to_json())
+                           for item in found if item.capabilities is not None})
     if log.exists() and log.stat().st_size:
         print(f"(messages of the native libraries: {log})")
     for item in found:

@@ -6,6 +6,7 @@ import argparse
 import os
 import secrets
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -218,17 +219,32 @@ def _checked_outputs(args: argparse.Namespace) -> None:
 
 def _probed(args: argparse.Namespace, names: list[str]) -> Probe | None:
     """The backends named that exist here (those that do not, each in a line), or None where none does."""
+    from fuzz.backends.remembered import Remembered
     from fuzz.campaign.summary import NATIVE_LOG
     from fuzz.campaign.worker import probe
 
+    remembered = Remembered()
     try:
         with environment.native_output_to(Path(args.out) / NATIVE_LOG):
-            found = probe(names)
+            found = probe(names, remembered)
     except KeyError as err:
         raise UsageError(err.args[0]) from err
     for name, reason in found.missing.items():
         print(f"[lafuzz] skipping backend {name}: {reason}", file=sys.stderr)
+    if found.recalled:
+        age = (time.time() - (remembered.oldest(found.recalled) or time.time())) / 60
+        print(f"[lafuzz] {len(found.recalled)} backend(s) as probed up to {age:.0f} min ago ({remembered.path}; "
+              "`lafuzz backends` probes them afresh)", file=sys.stderr)
     return found if found.usable else None
+
+
+def _forget_lost(found: Probe, lost: set[str]) -> None:
+    """Forget the remembered probes of the backends the workers could not start or keep, so the next campaign
+    probes them."""
+    from fuzz.backends.remembered import Remembered
+
+    if any(name in lost for name in found.recalled.values()):
+        Remembered().forget(spec for spec, name in found.recalled.items() if name in lost)
 
 
 def _with_cases_of(properties: list[str], ops: list[str]) -> list[str]:
@@ -291,6 +307,7 @@ def run_campaign(args: argparse.Namespace) -> int:
     config = _config(args, found, shard=shard, seed=seed, properties=properties, ops=ops, focus=focus)
     campaign = Campaign(config, backend_info=found.described, on_saved=export_upstream)
     summary = campaign.run()
+    _forget_lost(found, campaign.lost_backends)
     campaign.saving("the implementation's hashes", Path(args.corpus), lambda: _remember_implementation(args, summary))
     if args.matrix:
         _add_matrix(summary, Path(args.corpus), found.usable)
