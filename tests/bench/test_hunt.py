@@ -7,10 +7,14 @@ No timed assertions: the benchmark prints its times, tests only check what it re
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import psutil
 import pytest
 
 from fuzz.backends import REGISTRY, Backend
@@ -161,10 +165,45 @@ def test_a_run_cut_short_keeps_the_rows_of_the_bugs_already_hunted(tmp_path: Pat
         return HuntResult(bug.id, bug.op, bug.component, found=True, seconds=3.0)
 
     monkeypatch.setattr(cli, "_hunt_one", hunt_one)
-    with pytest.raises(KeyboardInterrupt):
-        cli.main(["--bugs", f"{first.id},{second.id}", "--out", str(tmp_path)])
+    assert cli.main(["--bugs", f"{first.id},{second.id}", "--out", str(tmp_path)]) == cli.EXIT_INTERRUPTED
     kept = results.read_json(tmp_path / "hunt.json")
     assert [r.id for r in kept.results] == [first.id] and first.id in (tmp_path / "hunt.md").read_text()
+
+
+SLEEPING_HUNT = """
+import sys
+from fuzz.bench.hunt import cli, hunting
+marker, bug, out = sys.argv[1:]
+hunting.campaign_command = lambda *_: [sys.executable, "-c", "import time; time.sleep(600)", marker]
+sys.exit(cli.main(["--bugs", bug, "--time", "60", "--out", out]))
+"""
+
+
+def test_a_hunt_stopped_kills_the_campaign_it_runs(tmp_path: Path) -> None:
+    """The campaign runs in a session of its own, which a signal to the hunt does not reach: SIGTERM (or Ctrl-C)
+    kills it, and the hunt exits 130 with the rows so far."""
+    marker = f"campaign-of-{tmp_path.name}"
+
+    def campaigns() -> list[psutil.Process]:
+        return [p for p in psutil.process_iter(["cmdline"])
+                if (p.info["cmdline"] or [])[-1:] == [marker] and p.pid != hunt_process.pid]
+
+    hunt_process = subprocess.Popen([sys.executable, "-c", SLEEPING_HUNT, marker, BUGS[0].id, str(tmp_path)],
+                                    cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for _ in range(600):
+        if campaigns() or hunt_process.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert campaigns(), "the hunt never launched its campaign"
+    hunt_process.send_signal(signal.SIGTERM)
+    try:
+        output, _ = hunt_process.communicate(timeout=30)
+        assert hunt_process.returncode == cli.EXIT_INTERRUPTED, output
+        assert "interrupted: 1 running campaign(s) killed" in output
+        assert not [p for p in campaigns() if p.status() != psutil.STATUS_ZOMBIE], "the campaign outlived its hunt"
+    finally:
+        for process in [*campaigns(), psutil.Process(hunt_process.pid)] if hunt_process.poll() is None else campaigns():
+            process.kill()
 
 
 def _run(found: Sequence[float | None]) -> results.HuntRun:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import platform
 import random
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -22,13 +23,16 @@ from tempfile import TemporaryDirectory
 from fuzz import atomic
 from fuzz.bench.hunt import checking, results
 from fuzz.bench.hunt.catalogue import CATALOGUE, Bug, CatalogueError, load, select
-from fuzz.bench.hunt.hunting import HuntResult, hunt
+from fuzz.bench.hunt.hunting import HuntResult, hunt, stop_all
 from fuzz.bench.hunt.mutants import blind_bugs
 from fuzz.bench.hunt.targeted import parse_swap
 from fuzz.bench.hunt.tree import planted_copy, root_of_tree
 
 DEFAULT_BUDGET_S = 90.0
 """The budget of each campaign: the 2-core machine's goal is every bug found within it."""
+
+EXIT_INTERRUPTED = 130
+"""Stopped by Ctrl-C or SIGTERM, as a shell reports SIGINT."""
 
 DEFAULT_SEED = 1
 """One seed for every bug by default, so that two runs (before and after a change) draw the same units."""
@@ -80,18 +84,34 @@ def _hunt_one(bug: Bug, args: argparse.Namespace, extra: Sequence[str], source: 
     return result
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM ends a hunt as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
 def _run(bugs: Sequence[Bug], args: argparse.Namespace, extra: Sequence[str], source: Path, out: Path) -> int:
     run = results.HuntRun(budget_s=args.time, seed=args.seed, cache="cold" if args.cold_cache else "warm",
                           campaign_args=list(extra), commit=_commit(source), host=platform.node(),
                           started=datetime.now(UTC).isoformat(timespec="seconds"))
     print(f"[hunt] {len(bugs)} bug(s), {args.time:g} s each, seed {args.seed}, shader cache {run.cache}", flush=True)
     order = {bug.id: number for number, bug in enumerate(bugs)}
-    with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, args.parallel))
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
         hunts = [pool.submit(_hunt_one, bug, args, extra, source, out) for bug in bugs]
         for done in as_completed(hunts):  # the table so far after every bug: an interrupted run keeps its rows
             run.results = sorted([*run.results, done.result()], key=lambda result: order[result.id])
             results.write_json(run, out / "hunt.json")
             atomic.write_text(out / "hunt.md", results.markdown(run))
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        stopped = stop_all()
+        print(f"[hunt] interrupted: {stopped} running campaign(s) killed; the {len(run.results)} bug(s) hunted "
+              f"so far are in {out / 'hunt.md'}", flush=True)
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        pool.shutdown(wait=True)
     other = results.read_json(Path(args.compare)) if args.compare else None
     results.plot(run, out / "hunt.png", other, (str(out), str(args.compare)))
     print(f"[hunt] {run.summary_line()}; table {out / 'hunt.md'}, plot {out / 'hunt.png'}", flush=True)

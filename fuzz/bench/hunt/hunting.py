@@ -6,11 +6,14 @@ wall time from launch to the first ``[lafuzz] new finding:`` line (process start
 developer waits); the campaign's own clock (``first_seen`` in ``summary.json``) is kept beside it. With
 ``stop_at_first`` the campaign is sent SIGINT at that line: it finishes its running units and writes its
 summary (``fuzz.campaign.campaign.Campaign._on_interrupt``), which saves benchmark time. A campaign still running
-``HARD_STOP_S`` past its budget is killed with its process group (a hang is a result too).
+``HARD_STOP_S`` past its budget is killed with its process group (a hang is a result too). A hunt stopped itself
+(Ctrl-C, SIGTERM) kills the campaigns it is running (``stop_all``): each runs in a session of its own, which
+the terminal's signal does not reach, in a planted copy that is about to be deleted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -32,6 +35,26 @@ NEW_FINDING = "[lafuzz] new finding:"
 
 HARD_STOP_S = 120.0
 """How long past its budget a campaign may run (ending units, shrinking, writing) before it is killed."""
+
+_RUNNING: set[subprocess.Popen[str]] = set()
+_RUNNING_LOCK = threading.Lock()
+_STOPPED = threading.Event()
+
+
+def _kill(process: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def stop_all() -> int:
+    """Kill every campaign a hunt is running now, with its process group, and any launched from now on; how many
+    were running."""
+    with _RUNNING_LOCK:
+        _STOPPED.set()
+        running = list(_RUNNING)
+    for process in running:
+        _kill(process)
+    return len(running)
 
 
 @dataclass
@@ -98,29 +121,41 @@ def hunt(bug: Bug, root: Path, out: Path, *, budget_s: float, seed: int, extra: 
         process = subprocess.Popen(campaign_command(budget_s, seed, out / "campaign", extra), cwd=root, env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
                                    start_new_session=True)
-        assert process.stdout is not None
-        lines: queue.Queue[str | None] = queue.Queue()
-        reader = threading.Thread(target=_pump, args=(process.stdout, lines, log), daemon=True)
-        reader.start()
-        deadline = start + budget_s + HARD_STOP_S
-        while True:
-            try:
-                line = lines.get(timeout=max(0.1, min(1.0, deadline - time.monotonic())))
-            except queue.Empty:
-                if time.monotonic() > deadline:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    result.note = f"killed {HARD_STOP_S:.0f} s past its budget"
-                continue
-            if line is None:
-                break
-            if line.startswith(NEW_FINDING) and result.seconds is None:
-                result.seconds = round(time.monotonic() - start, 1)
-                if stop_at_first:
-                    process.send_signal(signal.SIGINT)
-        result.exit_status = process.wait()
+        with _RUNNING_LOCK:
+            _RUNNING.add(process)
+            if _STOPPED.is_set():
+                _kill(process)
+        try:
+            result.exit_status = _follow(process, log, start, start + budget_s + HARD_STOP_S, result, stop_at_first)
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(process)
     result.wall_s = round(time.monotonic() - start, 1)
     _read_summary(result, out / "campaign" / "summary.json")
     return result
+
+
+def _follow(process: subprocess.Popen[str], log: IO[str], start: float, deadline: float, result: HuntResult,
+            stop_at_first: bool) -> int:
+    """Read the campaign's output until it exits: the seconds from ``start`` to its first new finding into
+    ``result`` (then, with ``stop_at_first``, SIGINT), SIGKILL to its group past ``deadline``; its exit status."""
+    assert process.stdout is not None
+    lines: queue.Queue[str | None] = queue.Queue()
+    threading.Thread(target=_pump, args=(process.stdout, lines, log), daemon=True).start()
+    while True:
+        try:
+            line = lines.get(timeout=max(0.1, min(1.0, deadline - time.monotonic())))
+        except queue.Empty:
+            if time.monotonic() > deadline:
+                _kill(process)
+                result.note = f"killed {HARD_STOP_S:.0f} s past its budget"
+            continue
+        if line is None:
+            return process.wait()
+        if line.startswith(NEW_FINDING) and result.seconds is None:
+            result.seconds = round(time.monotonic() - start, 1)
+            if stop_at_first:
+                process.send_signal(signal.SIGINT)
 
 
 def _read_summary(result: HuntResult, path: Path) -> None:
