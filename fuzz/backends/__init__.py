@@ -27,6 +27,7 @@ from fuzz.backends.base import (
     Unavailable,
     Unsupported,
 )
+from fuzz.backends.deferred import Deferred
 from fuzz.backends.device_choice import NoSuchDevice
 from fuzz.backends.isolation import IsolatedBackend, WorkerBackend
 from fuzz.backends.registry import REGISTRY, backend_class
@@ -43,15 +44,18 @@ def create(spec: str, *, isolate: bool = False, deferred: bool = False, **option
     """Create the backend ``spec`` (a registry name or ``module:Class``).
 
     With ``isolate``, a ``crash_prone`` backend runs in a crash-isolated worker process (the others
-    are created in this process either way). With ``deferred``, a backend that always runs in a worker process
-    (``WorkerBackend``) starts it on first use, so that what it needs is checked then (a campaign's workers, once
-    the campaign has found it available). Raises ``Unavailable`` (with the reason) or ``KeyError``.
+    are created in this process either way). With ``deferred``, a backend whose implementation runs in a process of
+    its own (``Backend.in_its_own_process``) starts it on first use, so that what it needs is checked then (a
+    campaign's workers, once the campaign has found it available; ``fuzz.backends.deferred``). Raises
+    ``Unavailable`` (with the reason) or ``KeyError``.
     """
     cls = backend_class(spec)
     if isolate and cls.crash_prone:
         return IsolatedBackend(spec, **options)
     if deferred and issubclass(cls, WorkerBackend):
         return cls(start=False, **options)
+    if deferred and cls.in_its_own_process:
+        return Deferred(cls, **options)
     return cls(**options)
 
 
