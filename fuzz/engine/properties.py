@@ -28,6 +28,7 @@ from fuzz.engine.gdn_checks import GDN_PROPERTIES
 from fuzz.engine.hybrid_block import HYBRID_BLOCK
 from fuzz.engine.op_testing import of_limits
 from fuzz.engine.packing import per_slice
+from fuzz.engine.window_cases import bound_as_a_decoder_does
 from fuzz.model.case import Case
 from fuzz.model.chain import Chain, token_spans
 from fuzz.model.findings import Kind
@@ -259,8 +260,8 @@ def check_error_parity(case: Case, backends: Sequence[Backend]) -> CheckResult:
 PROPERTIES: dict[str, Property] = {
     p.name: p for p in (
         Property("backends-agree", "every pair of backends agrees on output and every state slot",
-                 of_limits(lambda t, limits: t.cases(limits, packs=True)), per_slice(check_backends_agree),
-                 windowed=True),
+                 of_limits(lambda t, limits: bound_as_a_decoder_does(t.cases, limits, packs=True)),
+                 per_slice(check_backends_agree), windowed=True),
         Property("output-parity", "output at W > 0 equals output at W = 0 on each backend",
                  of_limits(lambda t, limits: t.cases(limits, min_window=1, packs=True)),
                  per_slice(check_output_parity), windowed=True),

@@ -16,6 +16,20 @@ from fuzz.model.case import POISON_KINDS, Case
 from fuzz.ops.linear_attention.strategies import CasesFn, one_of_values, poisoned, seq_lens
 from oracles.rollback import represented_acceptances
 
+ALIASED_SHARE = 4
+"""One general case in this many binds past and present state to one buffer (``bound_as_a_decoder_does``)."""
+
+
+@st.composite
+def bound_as_a_decoder_does(draw: st.DrawFn, cases: CasesFn, limits: Any, packs: bool = False) -> Case:
+    """A general case, one in ``ALIASED_SHARE`` with past and present state bound to one buffer: a decoder's usual
+    binding, and the only one that reads the seed from the present state, so a property that compares backends
+    meets that path with every size, layout and dtype it draws, not only in the aliasing property's share. An
+    aliased case never packs; the others pack as ``packs`` says."""
+    if draw(st.integers(1, ALIASED_SHARE)) == 1:
+        return draw(cases(limits, aliased=True))
+    return draw(cases(limits, packs=packs))
+
 
 @st.composite
 def short_window_cases(draw: st.DrawFn, cases: CasesFn, limits: Any, packs: bool = False) -> Case:
