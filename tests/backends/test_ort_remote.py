@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import textwrap
+import time
 
 import numpy as np
 import psutil
@@ -139,8 +140,22 @@ def test_a_browser_tab_killed_mid_case_is_a_crash_and_the_browser_restarts(need,
     _kill_mid_request(monkeypatch, web, renderers)
     with pytest.raises(Crashed, match="tab crashed"):
         web.run(case)
-    assert not psutil.pid_exists(browser) or psutil.Process(browser).status() == psutil.STATUS_ZOMBIE
+    assert _gone_within(browser, 5.0), "the crashed tab's browser was left running"
     assert_agrees_with_oracle(case, web.run(case), label="ort-web in a fresh browser")
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` ended (or is a zombie) within ``seconds``: a SIGKILL to a process group another
+    process started is delivered at once but not waited for here."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def test_schema_without_state_window_is_reported_and_served_by_prefix(need):
