@@ -294,8 +294,11 @@ def gated_delta_net(query: np.ndarray, key: np.ndarray | None = None, value: np.
                     **attributes: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ONNX ``com.microsoft::GatedDeltaNet`` operator on WebGPU, NumPy in and out.
 
-    Returns ``(output, final_state, state_update)``; the capsule's entries past a request's captured prefix are
-    whatever the fresh buffer held (zeros). ``aliased`` binds ``initial_state`` and ``final_state`` as one buffer.
+    Returns ``(output, final_state, state_update)``. The capsule's buffer is filled with NaN first, as memory an
+    allocator hands over after an earlier call (ORT's arena) would be filled with something: the entries past a
+    request's captured prefix come back NaN, and a kernel that leaves any entry it must write (all of them zero when
+    capture is off) to a fresh buffer's zeros is caught. ``aliased`` binds ``initial_state`` and ``final_state`` as
+    one buffer.
     Raises ``ValidationError`` for invalid input and ``KernelUnsupported`` for a valid call the device cannot run.
     """
     device = get_device(implementation, adapter)
@@ -306,6 +309,9 @@ def gated_delta_net(query: np.ndarray, key: np.ndarray | None = None, value: np.
     state = inputs["initial_state"] if aliased else None
     call = get_gdn_kernel(device).prepare(**inputs, final_state=state, **attributes)
     try:
+        if call.dims.state_update_shape and np.prod(call.dims.state_update_shape):
+            device.upload(np.full(call.dims.state_update_shape, np.nan, np.float32), "state_update",
+                          into=call.state_update)
         call.dispatch()
         output, final, capsule = device.download_all([call.output, call.final_state, call.state_update])
         return output, final, capsule
