@@ -11,21 +11,14 @@ A crashed tab or browser, or a hang, is an outcome, and a fresh browser is start
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 from fuzz.backends.base import Unavailable
+from fuzz.backends.chromium import CHROMIUM_ENV, chromium_path
 from fuzz.backends.ort_node import node_command
 from fuzz.backends.ort_remote import RemoteOrtBackend
 from fuzz.implementation import Implementation
-
-CHROMIUM_ENV = "LAFUZZ_CHROMIUM"
-
-
-def chromium_path() -> str | None:
-    return os.environ.get(CHROMIUM_ENV) or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 class OrtWebBackend(RemoteOrtBackend):

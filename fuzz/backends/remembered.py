@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from fuzz import data_dir
+from fuzz.backends.chromium import chromium_path
 from fuzz.compile_cache import cache_root
 
 FILE = "backends.json"
@@ -82,8 +83,6 @@ def code_digest(root: Path = data_dir.ROOT) -> str:
 
 def environment_digest(env: Mapping[str, str]) -> str:
     """What is installed and chosen here that a backend's capabilities depend on."""
-    from fuzz.backends.ort_web import chromium_path
-
     parts = [sys.executable, sys.version]
     parts += sorted(f"{k}={v}" for k, v in env.items() if k.startswith(ENVIRONMENT_PREFIXES) and "CACHE" not in k)
     for folder in sys.path:

@@ -12,11 +12,11 @@ fresh worker, page and browser. The browser's adapter is the only one: ``--devic
 from __future__ import annotations
 
 from fuzz.backends.base import Unavailable
+from fuzz.backends.chromium import CHROMIUM_ENV, chromium_path
 from fuzz.backends.isolation import DEFAULT_TIMEOUT_S, START_TIMEOUT_S, WorkerBackend
 from fuzz.backends.kernel_backend import KernelBackend, grants
 from fuzz.backends.ort_node import node_command
 from fuzz.backends.ort_remote import WorkerLink
-from fuzz.backends.ort_web import CHROMIUM_ENV, chromium_path
 from fuzz.backends.webgpu_plan import plan_implementation
 from fuzz.backends.wgpu_conv import WgpuConvDawnBackend
 from fuzz.backends.wgpu_kernel import WgpuDawnBackend

@@ -106,7 +106,7 @@ SERVES: tuple[tuple[tuple[str, ...], Serves], ...] = (
     (("fuzz/backends/ort_webgpu.py",), Serves(("ort-webgpu",))),
     (("fuzz/backends/ort_webgpu_builtin.py", "fuzz/backends/ort-webgpu-*.txt"), Serves(("ort-webgpu-builtin",))),
     (("fuzz/backends/ort_node.py",), Serves(("ort-node", "ort-web", *BROWSER))),
-    (("fuzz/backends/ort_web.py",), Serves(("ort-web", *BROWSER))),
+    (("fuzz/backends/ort_web.py", "fuzz/backends/chromium.py"), Serves(("ort-web", *BROWSER))),
     (("fuzz/backends/ortjs/page/*",), Serves(("ort-web",))),
     (("fuzz/backends/ort_remote.py", "fuzz/backends/ort_worker.py", "fuzz/backends/deferred.py"),
      Serves((*ORT_REMOTE, *BROWSER))),

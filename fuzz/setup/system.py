@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fuzz.backends.ort_web import chromium_path
+from fuzz.backends.chromium import chromium_path
 
 NODE_MAJOR = 18
 """The oldest Node.js the JS runner supports (puppeteer-core 24's floor; Debian 12 ships 18)."""

@@ -13,8 +13,8 @@ import pytest
 from support.platforms import check_ci_sample, required
 
 from fuzz.backends import Backend, Unavailable
+from fuzz.backends.chromium import chromium_path
 from fuzz.backends.ort_node import node_command
-from fuzz.backends.ort_web import chromium_path
 from fuzz.backends.webgpu_plan import PlanError
 from fuzz.backends.wgpu_browser import IMPLEMENTATION, open_page
 from fuzz.model.ops import CAUSAL_CONV, LINEAR_ATTENTION
