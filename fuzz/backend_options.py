@@ -41,8 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def apply(args: argparse.Namespace) -> None:
     """Check the options and put them in the environment; ``UsageError`` for a library that is not a file."""
-    from fuzz.backends.device_choice import ADAPTER_ENV, DEVICE_ENV
-    from fuzz.backends.ort_webgpu import LIBRARY_ENV
+    from fuzz.backends.device_choice import ADAPTER_ENV, DEVICE_ENV, LIBRARY_ENV
 
     if args.ep_library is not None:
         if not os.path.isfile(args.ep_library):

@@ -26,6 +26,9 @@ ADAPTER_ENV = "LAFUZZ_ADAPTER"
 """A text the chosen device's description must contain, case-insensitively (``--adapter``)."""
 WORKER_ENV = "LAFUZZ_WORKER"
 """A campaign worker's number, set by the worker itself: its device when none is chosen."""
+LIBRARY_ENV = "LAFUZZ_WEBGPU_EP_LIBRARY"
+"""A WebGPU plugin EP library ``ort-webgpu`` registers instead of the package's (``--ep-library``): a choice the
+command line hands every process the same way, kept here so that setting it imports no ORT."""
 
 
 class NoSuchDevice(Unavailable, UsageError):

@@ -19,12 +19,9 @@ import os
 from typing import Any
 
 from fuzz.backends.base import Unavailable
-from fuzz.backends.device_choice import DeviceChoice
+from fuzz.backends.device_choice import LIBRARY_ENV, DeviceChoice
 from fuzz.backends.ort_session import InProcessOrtBackend, describe_hardware
 from fuzz.implementation import Implementation
-
-LIBRARY_ENV = "LAFUZZ_WEBGPU_EP_LIBRARY"
-"""Environment variable naming a WebGPU plugin EP library to test instead of the package's (``--ep-library``)."""
 
 PLUGIN = "onnxruntime-ep-webgpu"
 """The implementation name of every WebGPU plugin library, the package's or a local build."""

@@ -17,11 +17,15 @@ from fuzz.output import prepare_output
 from fuzz.usage import EXIT_USAGE, UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from fuzz.backends import Backend
     from fuzz.campaign.campaign import CampaignConfig
     from fuzz.campaign.focus import Focus
     from fuzz.campaign.shard import Shard
     from fuzz.campaign.summary import Summary
     from fuzz.campaign.worker import Probe
+    from fuzz.corpus.entry import Entry
 
 DEFAULT_BUDGET_S = 180.0
 """The campaign's time budget when neither ``--time`` nor ``--examples`` is given."""
@@ -284,13 +288,20 @@ def _config(args: argparse.Namespace, found: Probe, *, shard: Shard, seed: int, 
     )
 
 
+def _export_upstream(entry: Entry, entry_dir: Path, backends: Sequence[Backend] | None = None) -> Path | None:
+    """``fuzz.export.exporter.export_upstream``, imported when a campaign first saves a finding: it brings ONNX and
+    ORT's session code into the campaign's own process, which a campaign without findings never needs."""
+    from fuzz.export.exporter import export_upstream
+
+    return export_upstream(entry, entry_dir, backends)
+
+
 def run_campaign(args: argparse.Namespace) -> int:
     """Check the command line, run the campaign, save what follows it (hashes, matrix, JUnit, the job summary) and
     print its summary; the campaign's exit status."""
     from fuzz.campaign import github
     from fuzz.campaign.campaign import Campaign
     from fuzz.campaign.junit import write_junit
-    from fuzz.export.exporter import export_upstream
 
     shard = _campaign_shard(args.shard, seeded=args.seed is not None)
     seed = _campaign_seed(args.seed)
@@ -305,7 +316,7 @@ def run_campaign(args: argparse.Namespace) -> int:
     properties = _with_cases_of(properties, ops)
     focus = _campaign_focus(args, found.described, ops, properties)
     config = _config(args, found, shard=shard, seed=seed, properties=properties, ops=ops, focus=focus)
-    campaign = Campaign(config, backend_info=found.described, on_saved=export_upstream)
+    campaign = Campaign(config, backend_info=found.described, on_saved=_export_upstream)
     summary = campaign.run()
     _forget_lost(found, campaign.lost_backends)
     campaign.saving("the implementation's hashes", Path(args.corpus), lambda: _remember_implementation(args, summary))

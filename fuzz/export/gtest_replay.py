@@ -17,8 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from fuzz.backends.onnx_model import build_model
-from fuzz.backends.ort_session import import_ort, ort_message
 from fuzz.export.gtest_cases import GtestCase, attention, convolution
 from fuzz.export.gtest_expected import Expected, expectations, matches
 from fuzz.model.case import Case
@@ -47,6 +45,8 @@ class Provider:
     """One execution provider of this process's ``onnxruntime``, sessions made with it alone."""
 
     def __init__(self, name: str) -> None:
+        from fuzz.backends.ort_session import import_ort
+
         self.name = name
         self.ort = import_ort()
         self.provider, self.device = PROVIDERS[name]
@@ -60,10 +60,14 @@ class Provider:
                 self.run(probe(window=1, seq_len=1))
                 self._window_refusals[op.name] = None
             except Exception as error:
+                from fuzz.backends.ort_session import ort_message
+
                 self._window_refusals[op.name] = ort_message(error).split("was false. ")[-1]
         return self._window_refusals[op.name]
 
     def _session(self, case: Case, shapes: dict[str, tuple[int | str, ...]]) -> Any:
+        from fuzz.backends.onnx_model import build_model
+
         options = self.ort.SessionOptions()
         options.log_severity_level = 4  # its refusals are the data here, not log lines
         if self.provider != "CPUExecutionProvider":
@@ -97,6 +101,8 @@ def _judge(test: GtestCase, call: Case, want: Expected, provider: Provider) -> s
     try:
         got = provider.run(call, want)
     except Exception as error:
+        from fuzz.backends.ort_session import ort_message
+
         message = ort_message(error)
         if test.error is not None and test.error in message:
             return None
@@ -131,6 +137,8 @@ def replay_test(test: GtestCase, provider: Provider, wanted: Sequence[Expected] 
 
 def available(names: Sequence[str]) -> tuple[list[Provider], list[str]]:
     """The providers of ``names`` this ``onnxruntime`` has, and a line for each it lacks."""
+    from fuzz.backends.ort_session import import_ort
+
     ort = import_ort()
     present = set(ort.get_available_providers())
     found, missing = [], []

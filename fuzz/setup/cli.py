@@ -12,7 +12,6 @@ from collections.abc import Callable
 
 from fuzz import data_dir
 from fuzz.setup import system
-from fuzz.setup.parts import PARTS
 
 EXIT_INSTALL_FAILED = 1
 
@@ -41,6 +40,8 @@ def set_up(list_backends: ListBackends) -> int:
     home = data_dir.setup_home()
     log(f"lafuzz's own parts go to {home}")
     missing = missing_system_packages()
+    from fuzz.setup.parts import PARTS  # the other builds' modules, imported only when set up
+
     parts = [make(home) for make in PARTS]
     if all(part.in_place() for part in parts):
         log("nothing to do: " + " and ".join(f"{part.name} ({part.folder})" for part in parts) + " in place")
